@@ -1,0 +1,131 @@
+/* strata: the C API.
+ *
+ * Errors follow POSIX: a failed allocation returns NULL and sets errno to
+ * ENOMEM (no memory, or a size that overflows) or EINVAL (an alignment that is
+ * not a power of two). Detected heap corruption (double free, foreign pointer)
+ * prints one line naming what and where, then aborts.
+ */
+#ifndef STRATA_STRATA_H
+#define STRATA_STRATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#define STRATA_NOEXCEPT noexcept
+#else
+#define STRATA_NOEXCEPT
+#endif
+
+#define STRATA_EXPORT __attribute__((visibility("default")))
+#define STRATA_MALLOC_LIKE __attribute__((malloc, warn_unused_result))
+
+/* ---- allocation --------------------------------------------------------- */
+
+STRATA_EXPORT STRATA_MALLOC_LIKE void* strata_malloc(size_t size) STRATA_NOEXCEPT;
+STRATA_EXPORT STRATA_MALLOC_LIKE void* strata_calloc(size_t count, size_t size) STRATA_NOEXCEPT;
+STRATA_EXPORT void* strata_realloc(void* p, size_t size) STRATA_NOEXCEPT;
+STRATA_EXPORT void strata_free(void* p) STRATA_NOEXCEPT;
+/* Free with the size given at allocation (or anything up to usable size). */
+STRATA_EXPORT void strata_free_sized(void* p, size_t size) STRATA_NOEXCEPT;
+STRATA_EXPORT STRATA_MALLOC_LIKE void* strata_malloc_aligned(size_t size,
+                                                             size_t alignment) STRATA_NOEXCEPT;
+STRATA_EXPORT STRATA_MALLOC_LIKE void* strata_aligned_alloc(size_t alignment,
+                                                            size_t size) STRATA_NOEXCEPT;
+/* Returns 0, EINVAL or ENOMEM as posix_memalign does; errno is left alone. */
+STRATA_EXPORT int strata_posix_memalign(void** out, size_t alignment, size_t size) STRATA_NOEXCEPT;
+STRATA_EXPORT size_t strata_usable_size(const void* p) STRATA_NOEXCEPT;
+/* Grow or shrink the block in place; returns p, or NULL (errno untouched) if it cannot. */
+STRATA_EXPORT void* strata_expand(void* p, size_t size) STRATA_NOEXCEPT;
+
+/* Allocate `count` separate blocks of `size` bytes into out[]; returns how many
+ * were allocated (count, or fewer when memory ran out: errno is then ENOMEM). */
+STRATA_EXPORT size_t strata_malloc_batch(size_t size, size_t count, void** out) STRATA_NOEXCEPT;
+STRATA_EXPORT void strata_free_batch(void** blocks, size_t count) STRATA_NOEXCEPT;
+
+/* ---- first-class heaps -------------------------------------------------- */
+
+/* A heap belongs to the thread that created it: only that thread allocates from
+ * it; any thread may free its blocks. */
+typedef struct strata_heap_s strata_heap_t;
+
+STRATA_EXPORT strata_heap_t* strata_heap_new(void) STRATA_NOEXCEPT;
+STRATA_EXPORT STRATA_MALLOC_LIKE void* strata_heap_malloc(strata_heap_t* heap,
+                                                          size_t size) STRATA_NOEXCEPT;
+STRATA_EXPORT STRATA_MALLOC_LIKE void* strata_heap_calloc(strata_heap_t* heap, size_t count,
+                                                          size_t size) STRATA_NOEXCEPT;
+STRATA_EXPORT void* strata_heap_realloc(strata_heap_t* heap, void* p, size_t size) STRATA_NOEXCEPT;
+STRATA_EXPORT STRATA_MALLOC_LIKE void* strata_heap_malloc_aligned(strata_heap_t* heap, size_t size,
+                                                                  size_t alignment) STRATA_NOEXCEPT;
+/* Free every block of the heap at once, then the heap. Blocks of the heap must
+ * not be in use, nor be freed afterwards, by any thread. */
+STRATA_EXPORT void strata_heap_destroy(strata_heap_t* heap) STRATA_NOEXCEPT;
+/* Delete the heap; its live blocks move to the calling thread's default heap. */
+STRATA_EXPORT void strata_heap_delete(strata_heap_t* heap) STRATA_NOEXCEPT;
+/* The calling thread's default heap. */
+STRATA_EXPORT strata_heap_t* strata_heap_default(void) STRATA_NOEXCEPT;
+/* Call visit(block, usable_size, arg) for each live block; stop when it returns 0. */
+typedef int (*strata_block_visitor)(void* block, size_t usable_size, void* arg);
+STRATA_EXPORT void strata_heap_visit(strata_heap_t* heap, strata_block_visitor visit,
+                                     void* arg) STRATA_NOEXCEPT;
+
+/* Return what can be returned: cached pages and segments, pending frees of this
+ * thread; with force, purge everything unused now instead of after the delay. */
+STRATA_EXPORT void strata_collect(int force) STRATA_NOEXCEPT;
+
+/* ---- statistics --------------------------------------------------------- */
+
+#define STRATA_SIZE_CLASSES 72
+
+typedef struct strata_stats_s {
+  size_t in_use; /* bytes in live blocks (by size class) */
+  size_t peak_in_use;
+  size_t committed; /* bytes the allocator holds backed or backable by memory */
+  size_t peak_committed;
+  size_t reserved;    /* address space mapped */
+  size_t purged;      /* bytes given back to the OS, cumulative */
+  size_t huge_in_use; /* of in_use, blocks above the largest size class */
+  uint64_t mallocs;   /* allocations, cumulative */
+  uint64_t frees;
+  uint64_t class_mallocs[STRATA_SIZE_CLASSES];
+  uint64_t class_frees[STRATA_SIZE_CLASSES];
+  uint64_t pages;           /* pages holding blocks now */
+  uint64_t segments;        /* segments mapped now */
+  uint64_t segments_cached; /* empty segments kept for reuse */
+  uint64_t cross_thread_frees;
+  uint64_t os_calls;
+  uint64_t threads; /* threads that have allocated and not exited */
+} strata_stats_t;
+
+STRATA_EXPORT void strata_stats_get(strata_stats_t* out) STRATA_NOEXCEPT;
+/* Human-readable text, or JSON when json != 0. */
+STRATA_EXPORT void strata_stats_print(FILE* out, int json) STRATA_NOEXCEPT;
+/* Block size of size class `cls` (0 when out of range). */
+STRATA_EXPORT size_t strata_size_class_size(size_t cls) STRATA_NOEXCEPT;
+
+/* ---- options ------------------------------------------------------------ */
+
+/* Each option is read once from its STRATA_<NAME> environment variable. */
+typedef enum strata_option_e {
+  STRATA_OPTION_VERBOSE,         /* print the options in force at start-up */
+  STRATA_OPTION_SHOW_STATS,      /* print statistics at exit */
+  STRATA_OPTION_SHOW_ERRORS,     /* print a line for each error returned */
+  STRATA_OPTION_PURGE_DELAY_MS,  /* delay before unused memory goes back to the OS; -1 never */
+  STRATA_OPTION_PURGE_DECOMMITS, /* purge with MADV_DONTNEED (1) or MADV_FREE (0) */
+  STRATA_OPTION_LARGE_OS_PAGES,  /* back segments with transparent huge pages */
+  STRATA_OPTION_SECURE,          /* guard pages and free-list checks */
+  STRATA_OPTION_ARENA_RESERVE,   /* bytes of address space to reserve up front (K/M/G suffix) */
+  STRATA_OPTION_COUNT
+} strata_option_t;
+
+STRATA_EXPORT long strata_option_get(strata_option_t option) STRATA_NOEXCEPT;
+STRATA_EXPORT void strata_option_set(strata_option_t option, long value) STRATA_NOEXCEPT;
+STRATA_EXPORT const char* strata_option_name(strata_option_t option) STRATA_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STRATA_STRATA_H */

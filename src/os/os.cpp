@@ -1,0 +1,182 @@
+// Linux implementation of the OS layer (mmap, madvise, mprotect, /proc).
+#include "os/os.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <atomic>
+#include <cerrno>
+
+namespace strata::os {
+namespace {
+
+thread_local failure last = {nullptr, 0};
+std::atomic<std::uint64_t> calls{0};
+std::atomic<std::uint64_t> fail_at{0};  // call number that must fail; 0 = none
+
+// Count a call and report whether failure injection says it must fail.
+bool injected_failure(const char* call) noexcept {
+  std::uint64_t n = calls.fetch_add(1, std::memory_order_relaxed) + 1;
+  std::uint64_t target = fail_at.load(std::memory_order_relaxed);
+  if (target != 0 && n == target) {
+    fail_at.store(0, std::memory_order_relaxed);
+    last = {call, ECANCELED};
+    return true;
+  }
+  return false;
+}
+
+bool fail(const char* call) noexcept {
+  last = {call, errno};
+  return false;
+}
+
+// Parse the first decimal number after `key` in a small /proc file.
+std::size_t read_proc_number(const char* path, const char* key, std::size_t field) noexcept {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[4096];
+  ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  const char* s = buf;
+  if (key != nullptr) {
+    for (; *s != 0; ++s) {
+      const char* a = s;
+      const char* k = key;
+      while (*k != 0 && *a == *k) ++a, ++k;
+      if (*k == 0) {
+        s = a;
+        break;
+      }
+    }
+    if (*s == 0) return 0;
+  }
+  for (std::size_t i = 0;; ++i) {  // skip to the requested whitespace-separated field
+    while (*s == ' ' || *s == '\t') ++s;
+    if (i == field) break;
+    while (*s != 0 && *s != ' ' && *s != '\t') ++s;
+    if (*s == 0) return 0;
+  }
+  std::size_t v = 0;
+  while (*s >= '0' && *s <= '9') v = v * 10 + static_cast<std::size_t>(*s++ - '0');
+  return v;
+}
+
+}  // namespace
+
+std::size_t page_size() noexcept {
+  static const std::size_t size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+std::size_t huge_page_size() noexcept {
+  static const std::size_t size = [] {
+    std::size_t kb = read_proc_number("/proc/meminfo", "Hugepagesize:", 0);
+    return kb != 0 ? kb * 1024 : std::size_t{2} << 20;
+  }();
+  return size;
+}
+
+void* reserve_aligned(std::size_t size, std::size_t alignment, bool accessible) noexcept {
+  if (size == 0 || alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    last = {"reserve", EINVAL};
+    return nullptr;
+  }
+  if (alignment < page_size()) alignment = page_size();
+  if (size > SIZE_MAX - alignment) {
+    last = {"reserve", ENOMEM};
+    return nullptr;
+  }
+  if (injected_failure("reserve")) return nullptr;
+  int prot = accessible ? PROT_READ | PROT_WRITE : PROT_NONE;
+  // Over-reserve by the alignment, then trim the unaligned head and the tail.
+  std::size_t span = size + alignment - page_size();
+  void* raw = ::mmap(nullptr, span, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) {
+    fail("reserve");
+    return nullptr;
+  }
+  auto base = reinterpret_cast<std::uintptr_t>(raw);
+  std::uintptr_t aligned = (base + alignment - 1) & ~(alignment - 1);
+  std::size_t head = aligned - base;
+  std::size_t tail = span - head - size;
+  if (head != 0) ::munmap(raw, head);
+  if (tail != 0) ::munmap(reinterpret_cast<void*>(aligned + size), tail);
+  return reinterpret_cast<void*>(aligned);
+}
+
+bool release(void* p, std::size_t size) noexcept {
+  if (injected_failure("release")) return false;
+  return ::munmap(p, size) == 0 || fail("release");
+}
+
+bool commit(void* p, std::size_t size) noexcept {
+  if (injected_failure("commit")) return false;
+  return ::mprotect(p, size, PROT_READ | PROT_WRITE) == 0 || fail("commit");
+}
+
+bool decommit(void* p, std::size_t size) noexcept {
+  if (injected_failure("decommit")) return false;
+  if (::madvise(p, size, MADV_DONTNEED) != 0) return fail("decommit");
+  return ::mprotect(p, size, PROT_NONE) == 0 || fail("decommit");
+}
+
+bool purge(void* p, std::size_t size, purge_mode mode) noexcept {
+  if (injected_failure("purge")) return false;
+  int advice = mode == purge_mode::lazy_free ? MADV_FREE : MADV_DONTNEED;
+  if (::madvise(p, size, advice) == 0) return true;
+  // Kernels before 4.5 lack MADV_FREE: fall back to the eager form.
+  if (advice == MADV_FREE && errno == EINVAL)
+    return ::madvise(p, size, MADV_DONTNEED) == 0 || fail("purge");
+  return fail("purge");
+}
+
+bool protect(void* p, std::size_t size) noexcept {
+  if (injected_failure("protect")) return false;
+  return ::mprotect(p, size, PROT_NONE) == 0 || fail("protect");
+}
+
+bool unprotect(void* p, std::size_t size) noexcept {
+  if (injected_failure("protect")) return false;
+  return ::mprotect(p, size, PROT_READ | PROT_WRITE) == 0 || fail("protect");
+}
+
+bool hint_huge_pages(void* p, std::size_t size) noexcept {
+  if (injected_failure("hint_huge_pages")) return false;
+  return ::madvise(p, size, MADV_HUGEPAGE) == 0 || fail("hint_huge_pages");
+}
+
+bool extend_in_place(void* p, std::size_t old_size, std::size_t new_size) noexcept {
+  if (injected_failure("extend")) return false;
+  void* q = ::mremap(p, old_size, new_size, 0);
+  return q != MAP_FAILED || fail("extend");
+}
+
+std::size_t current_rss() noexcept {
+  return read_proc_number("/proc/self/statm", nullptr, 1) * page_size();
+}
+
+std::size_t peak_rss() noexcept {
+  // The kernel folds per-thread RSS counters in lazily, so the high-water mark
+  // can trail the current reading by a few pages.
+  std::size_t hwm = read_proc_number("/proc/self/status", "VmHWM:", 0) * 1024;
+  std::size_t now = current_rss();
+  return hwm > now ? hwm : now;
+}
+
+failure last_failure() noexcept {
+  return last;
+}
+
+std::uint64_t call_count() noexcept {
+  return calls.load(std::memory_order_relaxed);
+}
+
+void inject_failure(std::uint64_t nth) noexcept {
+  fail_at.store(nth == 0 ? 0 : calls.load(std::memory_order_relaxed) + nth,
+                std::memory_order_relaxed);
+}
+
+}  // namespace strata::os
