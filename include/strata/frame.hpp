@@ -1,0 +1,333 @@
+// strata frame allocator: one monotonic arena per thread, emptied at the end of
+// each frame, plus small-object pools for data that outlives a frame.
+//
+//   strata::frame_allocator<> frames;
+//   frames.begin_frame();                         // this thread's frame
+//   auto* v = frames.allocate_array<vec3>(800, physics_tag).data();
+//   frames.end_frame();                           // everything of the frame goes
+//
+// Each thread finds its own arena through a thread-local cache keyed by the
+// allocator's id: no atomics and no locks on allocation. Arenas grow when full.
+// Pool blocks freed by another thread are handed to the owner, which takes
+// them back at its next begin_frame().
+#ifndef STRATA_FRAME_HPP
+#define STRATA_FRAME_HPP
+
+#include <strata/arena.hpp>
+#include <strata/pool.hpp>
+#include <strata/resource.hpp>
+
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace strata {
+
+// A subsystem that frame bytes are attributed to; 0 is "untagged".
+using frame_tag = std::uint16_t;
+inline constexpr frame_tag untagged = 0;
+inline constexpr std::size_t max_frame_tags = 64;
+
+// Run-time choices of a frame allocator.
+struct frame_options {
+  arena_options arena{.growth = {1024 * 1024, 2, 64 * 1024 * 1024},
+                      .default_retention = retention::keep_everything};
+  bool double_buffered = false;             // frame data lives until the next frame ends
+  std::size_t pool_page_bytes = 64 * 1024;  // slab page: the pools' refill batch
+};
+
+// Compile-time choices: minimal mode drops tags, budgets and byte counts.
+struct frame_config {
+  bool statistics = true;
+};
+
+// What one tag did in the frames so far; budgets are per thread and frame.
+struct frame_tag_report {
+  std::string name;
+  std::size_t budget_bytes = 0;      // 0: none
+  std::size_t last_frame_bytes = 0;  // summed over threads
+  std::size_t peak_frame_bytes = 0;  // the largest frame of any one thread
+  std::uint64_t frames_over_budget = 0;
+};
+
+// What one thread did in the frames so far.
+struct frame_thread_report {
+  std::thread::id thread;
+  std::uint64_t frames = 0;
+  std::size_t last_frame_bytes = 0;
+  std::size_t peak_frame_bytes = 0;
+  std::size_t reserved_bytes = 0;  // arena chunks held after its last frame
+};
+
+struct frame_report {
+  std::vector<frame_tag_report> tags;
+  std::vector<frame_thread_report> threads;
+};
+
+namespace detail {
+
+// The last frame allocator this thread used, and its state there.
+struct frame_cache_entry {
+  std::uint64_t allocator_id = 0;
+  void* state = nullptr;
+};
+inline thread_local frame_cache_entry last_frame_allocator;
+inline thread_local std::vector<frame_cache_entry> frame_allocators_of_thread;
+inline std::atomic<std::uint64_t> next_frame_allocator_id{1};
+
+}  // namespace detail
+
+template <host_resource Upstream = malloc_resource, frame_config Config = frame_config{}>
+class frame_allocator {
+  static constexpr arena_config arena_settings{.statistics = false, .checked = false};
+  using arena_type = monotonic_arena<upstream_ref<Upstream>, arena_settings>;
+  using slab_type = slab<upstream_ref<Upstream>>;
+  using pool_type = fixed_pool<upstream_ref<slab_type>, pool_config{.checked = false}>;
+
+ public:
+  // Pool size classes: 16, 32, 64, 128, 256 bytes.
+  static constexpr std::size_t max_pooled_bytes = 256;
+
+  explicit frame_allocator(frame_options options = {}, Upstream upstream = Upstream{})
+      : upstream_(std::move(upstream)),
+        options_(options),
+        slab_(options.pool_page_bytes, 16, upstream_ref<Upstream>(upstream_)) {
+    tags_.push_back({"untagged", 0, 0, 0, 0});
+  }
+  frame_allocator(const frame_allocator&) = delete;
+  frame_allocator& operator=(const frame_allocator&) = delete;
+  ~frame_allocator() = default;
+
+  // ---- frames --------------------------------------------------------------
+
+  // Start a frame on this thread: take back pool blocks other threads freed.
+  void begin_frame() { local().take_deferred_frees(); }
+
+  // End this thread's frame: publish its counts, free the frame's memory (with
+  // double buffering, the previous frame's).
+  void end_frame() {
+    thread_state& t = local();
+    if constexpr (Config.statistics) publish(t);
+    if (options_.double_buffered) t.current ^= 1;
+    t.arenas[t.current].reset();
+    ++t.frames;
+  }
+
+  // ---- frame memory --------------------------------------------------------
+
+  // Frame memory, freed at end_frame(); bytes are attributed to `tag`.
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment,
+                               frame_tag tag = untagged) {
+    thread_state& t = local();
+    if constexpr (Config.statistics) attribute(t, tag, bytes);
+    return t.arenas[t.current].allocate(bytes, alignment);
+  }
+
+  // A no-op: frame memory goes at the end of the frame.
+  void deallocate(void*, std::size_t, std::size_t = default_alignment) noexcept {}
+
+  // Uninitialised frame storage for `count` objects of T.
+  template <class T>
+  [[nodiscard]] std::span<T> allocate_array(std::size_t count, frame_tag tag = untagged) {
+    std::size_t bytes = checked_multiply(count, sizeof(T));
+    return {static_cast<T*>(allocate(bytes, alignof(T), tag)), count};
+  }
+
+  // `count` separate frame blocks of `size` bytes in one call.
+  void allocate_batch(std::size_t size, std::size_t count, void** out,
+                      std::size_t alignment = default_alignment, frame_tag tag = untagged) {
+    thread_state& t = local();
+    if constexpr (Config.statistics) attribute(t, tag, checked_multiply(size, count));
+    t.arenas[t.current].allocate_batch(size, count, out, alignment);
+  }
+
+  // ---- pooled small objects ------------------------------------------------
+
+  // A block of up to 256 bytes that lives until pool_deallocate(); larger
+  // requests throw std::bad_alloc.
+  [[nodiscard]] void* pool_allocate(std::size_t bytes) {
+    if (bytes > max_pooled_bytes) detail::throw_bad_alloc();
+    return local().pool(size_class(bytes)).allocate();
+  }
+
+  // Free a pooled block from any thread; another thread's block waits for its
+  // owner's next frame. A block of another allocator aborts.
+  void pool_deallocate(void* p) {
+    pool_type* pool = pool_type::owner_of(p, options_.pool_page_bytes);
+    auto* owner = static_cast<thread_state*>(pool->context());
+    if (owner->allocator != this) [[unlikely]]
+      detail::report_misuse("block freed into the wrong frame allocator",
+                            "frame_allocator::pool_deallocate", p);
+    if (owner == &local()) [[likely]]
+      pool->deallocate(p);
+    else
+      owner->defer(p);
+  }
+
+  // ---- tags and report -----------------------------------------------------
+
+  // A new tag; `budget_bytes` (0: none) is per thread and per frame.
+  frame_tag register_tag(std::string name, std::size_t budget_bytes = 0) {
+    std::lock_guard guard(lock_);
+    if (tags_.size() == max_frame_tags)
+      throw std::length_error("strata: a frame allocator holds at most 64 tags");
+    tags_.push_back({std::move(name), budget_bytes, 0, 0, 0});
+    return static_cast<frame_tag>(tags_.size() - 1);
+  }
+
+  // Bytes and peaks per tag and per thread, as of each thread's last end_frame().
+  frame_report report() const {
+    std::lock_guard guard(lock_);
+    frame_report r;
+    r.tags = tags_;
+    for (const auto& t : states_) {
+      r.threads.push_back(t->published);
+      for (std::size_t tag = 0; tag < r.tags.size(); ++tag) {
+        r.tags[tag].last_frame_bytes += t->tag_last[tag];
+        r.tags[tag].peak_frame_bytes = std::max(r.tags[tag].peak_frame_bytes, t->tag_peak[tag]);
+        r.tags[tag].frames_over_budget += t->tag_over_budget[tag];
+      }
+    }
+    return r;
+  }
+
+  bool is_equal(const frame_allocator& other) const noexcept { return this == &other; }
+
+ private:
+  // One thread's arenas, pools and counters, on cache lines of its own.
+  struct alignas(64) thread_state {
+    thread_state(frame_allocator& owner, const frame_options& options, Upstream& upstream)
+        : allocator(&owner),
+          arenas{arena_type(options.arena, upstream_ref<Upstream>(upstream)),
+                 arena_type(options.arena, upstream_ref<Upstream>(upstream))} {
+      published.thread = std::this_thread::get_id();
+    }
+
+    // The pool of a size class, set up on first use.
+    pool_type& pool(std::size_t size_class) {
+      std::optional<pool_type>& p = pools[size_class];
+      if (!p) [[unlikely]] {
+        p.emplace(std::size_t{16} << size_class,
+                  std::size_t{16} << std::min<std::size_t>(size_class, 2),
+                  allocator->options_.pool_page_bytes, upstream_ref<slab_type>(allocator->slab_));
+        p->set_context(this);
+      }
+      return *p;
+    }
+
+    // Called by another thread: hand a block to this thread's next frame.
+    void defer(void* p) noexcept {
+      auto* node = static_cast<deferred_free*>(p);
+      node->next = deferred.load(std::memory_order_relaxed);
+      while (!deferred.compare_exchange_weak(node->next, node, std::memory_order_release,
+                                             std::memory_order_relaxed)) {
+      }
+    }
+
+    // Return every block other threads handed over to its pool.
+    void take_deferred_frees() {
+      deferred_free* list = deferred.exchange(nullptr, std::memory_order_acquire);
+      while (list != nullptr) {
+        deferred_free* next = list->next;
+        pool_type::owner_of(list, allocator->options_.pool_page_bytes)->deallocate(list);
+        list = next;
+      }
+    }
+
+    struct deferred_free {
+      deferred_free* next;
+    };
+
+    frame_allocator* allocator;
+    unsigned current = 0;
+    std::uint64_t frames = 0;
+    arena_type arenas[2];
+    std::array<std::size_t, max_frame_tags> tag_bytes{};  // this frame
+    std::array<std::optional<pool_type>, 5> pools;
+    alignas(64) std::atomic<deferred_free*> deferred{nullptr};
+    // Published at end_frame() under the allocator's lock.
+    frame_thread_report published;
+    std::array<std::size_t, max_frame_tags> tag_last{};
+    std::array<std::size_t, max_frame_tags> tag_peak{};
+    std::array<std::uint64_t, max_frame_tags> tag_over_budget{};
+  };
+
+  // This thread's state: one compare on the thread-local cache.
+  thread_state& local() {
+    detail::frame_cache_entry& last = detail::last_frame_allocator;
+    if (last.allocator_id == id_) [[likely]]
+      return *static_cast<thread_state*>(last.state);
+    return local_slow();
+  }
+
+  // Look the state up among this thread's allocators, or make one.
+  [[gnu::noinline]] thread_state& local_slow() {
+    auto& mine = detail::frame_allocators_of_thread;
+    for (const detail::frame_cache_entry& entry : mine) {
+      if (entry.allocator_id == id_) {
+        detail::last_frame_allocator = entry;
+        return *static_cast<thread_state*>(entry.state);
+      }
+    }
+    auto state = std::make_unique<thread_state>(*this, options_, upstream_);
+    thread_state* raw = state.get();
+    {
+      std::lock_guard guard(lock_);
+      states_.push_back(std::move(state));
+    }
+    mine.push_back({id_, raw});
+    detail::last_frame_allocator = mine.back();
+    return *raw;
+  }
+
+  // Pool size class of a request: 0 for up to 16 bytes, 4 for up to 256.
+  static std::size_t size_class(std::size_t bytes) noexcept {
+    return bytes <= 16 ? 0 : static_cast<std::size_t>(std::bit_width(bytes - 1)) - 4;
+  }
+
+  // Attribute `bytes` of this frame to `tag`.
+  static void attribute(thread_state& t, frame_tag tag, std::size_t bytes) {
+    if (tag >= max_frame_tags) [[unlikely]]
+      throw std::invalid_argument("strata: frame tag out of range");
+    t.tag_bytes[tag] += bytes;
+  }
+
+  // Fold this thread's frame into its published report, and start a new count.
+  void publish(thread_state& t) {
+    std::lock_guard guard(lock_);
+    std::size_t frame_bytes = 0;
+    for (std::size_t tag = 0; tag < tags_.size(); ++tag) {
+      std::size_t bytes = t.tag_bytes[tag];
+      frame_bytes += bytes;
+      t.tag_last[tag] = bytes;
+      t.tag_peak[tag] = std::max(t.tag_peak[tag], bytes);
+      if (tags_[tag].budget_bytes != 0 && bytes > tags_[tag].budget_bytes) ++t.tag_over_budget[tag];
+    }
+    t.tag_bytes.fill(0);
+    t.published.frames = t.frames + 1;
+    t.published.last_frame_bytes = frame_bytes;
+    t.published.peak_frame_bytes = std::max(t.published.peak_frame_bytes, frame_bytes);
+    t.published.reserved_bytes = t.arenas[0].bytes_reserved() + t.arenas[1].bytes_reserved();
+  }
+
+  const std::uint64_t id_ = detail::next_frame_allocator_id.fetch_add(1);
+  Upstream upstream_;
+  frame_options options_;
+  slab_type slab_;
+  mutable std::mutex lock_;
+  std::vector<frame_tag_report> tags_;
+  std::vector<std::unique_ptr<thread_state>> states_;
+};
+
+}  // namespace strata
+
+#endif  // STRATA_FRAME_HPP
