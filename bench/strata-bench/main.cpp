@@ -1,7 +1,16 @@
-// strata-bench: runs the seed reports' scenarios side by side (filled by the benchmark issue).
-#include <cstdio>
+// strata-bench: the seed reports' scenarios, run side by side for every allocator.
+// The same executable is the driver (default) and the per-allocator worker (--worker).
+#include "command_line.hpp"
+#include "driver.hpp"
+#include "worker.hpp"
 
-int main() {
-  std::puts("strata-bench: no scenarios yet");
-  return 0;
+int main(int argc, char** argv) {
+  strata_bench::bench_options options;
+  if (!strata_bench::parse_command_line(argc, argv, options)) return 2;
+  if (options.help) {
+    strata_bench::print_help();
+    return 0;
+  }
+  if (options.worker) return strata_bench::run_worker_mode(options);
+  return strata_bench::run_driver(options, argc, argv);
 }

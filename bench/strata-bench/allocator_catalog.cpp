@@ -1,0 +1,23 @@
+#include "allocator_catalog.hpp"
+
+#include <unistd.h>
+
+namespace strata_bench {
+
+std::vector<allocator_entry> allocator_catalog(const std::string& strata_library) {
+  const std::string lib = STRATA_BENCH_SYSTEM_LIBDIR "/";
+  return {
+      {"strata", strata_library, "(built by this project: target strata-malloc)"},
+      {"glibc", "", "libc6"},
+      {"mimalloc", lib + "libmimalloc.so.2", "libmimalloc2.0"},
+      {"jemalloc", lib + "libjemalloc.so.2", "libjemalloc2"},
+      {"tcmalloc", lib + "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4"},
+      {"tbbmalloc", lib + "libtbbmalloc_proxy.so.2", "libtbbmalloc2"},
+  };
+}
+
+bool allocator_available(const allocator_entry& entry) {
+  return entry.library.empty() || access(entry.library.c_str(), R_OK) == 0;
+}
+
+}  // namespace strata_bench

@@ -1,0 +1,134 @@
+// The scenario registry: every table of the five seed reports, in report order. To add
+// a scenario, write its function (workloads.hpp) and add one row here; a row without a
+// function names the strata component it waits for and is reported as pending.
+#include <array>
+
+#include "scenario.hpp"
+#include "workloads.hpp"
+
+namespace strata_bench {
+
+namespace {
+
+constexpr std::string_view frame_arena = "strata frame allocator (issue 5)";
+constexpr std::string_view session_heap = "strata session heap (issue 5)";
+constexpr std::string_view pools = "strata pools (issue 5)";
+constexpr std::string_view gpu = "strata GPU allocators (gpu/, not yet filed)";
+
+constexpr auto registry = std::to_array<scenario>({
+    // 000 XSigma
+    {"xsigma/4k-x10000-cold",
+     "000",
+     "10,000 x 4 KB, cold process",
+     "10,000 separate malloc(4096) then 10,000 frees, first thing in a new process; "
+     "one process per repetition",
+     xsigma_4k_batch,
+     {},
+     true},
+    {"xsigma/4k-x10000-warm", "000", "10,000 x 4 KB, warm",
+     "10,000 separate malloc(4096) then 10,000 frees, after warm-up rounds", xsigma_4k_batch},
+    {"xsigma/alignment", "000", "Aligned allocation 16-1024 B",
+     "posix_memalign of 1,000 x 256 B at each alignment, then the frees; every address checked",
+     xsigma_alignment},
+    {"xsigma/large-blocks", "000", "1, 16 and 64 MB blocks",
+     "malloc, write one byte per 4 KB page, free", xsigma_large_blocks},
+    {"xsigma/4-threads-mixed", "000", "4 threads x 1,000 mixed 1-64 KB",
+     "each of 4 pinned threads makes 1,000 allocations of 1-64 KB then frees them; wall time",
+     xsigma_four_threads_mixed},
+    {"xsigma/mixed-stress", "000", "10,000-operation mixed stress, 64 B-1 MB",
+     "10,000 allocations interleaved with frees of random live blocks (p = 0.4), every block "
+     "filled and checked before its free; time, peak live blocks, RSS growth",
+     xsigma_mixed_stress},
+    {"xsigma/bfc", "000", "BFC allocator", "best-fit with coalescing over a malloc'd region",
+     nullptr, "strata BFC allocator (pool/bfc, not yet filed)"},
+    {"xsigma/tracking-overhead", "000", "Tracking allocator overhead",
+     "statistics/tracking adaptor over the heap vs the heap alone", nullptr,
+     "strata tracking adaptor (resource/, issue 5)"},
+    {"xsigma/gpu-allocators", "000",
+     "GPU: direct vs pool vs caching (1 KB, 64 KB, 4 MB, 10 x 1 KB)",
+     "device allocate/free through the CUDA or simulated backend", nullptr, gpu},
+    {"xsigma/gpu-transfers", "000", "H2D / D2H transfer throughput",
+     "pinned host pool to device and back, 1 KB-16 MB", nullptr, gpu},
+
+    // 001 Cell
+    {"cell/single-pairs", "001", "Single malloc+free, 16 B-16 KB",
+     "malloc(size) immediately followed by free, averaged", cell_single_pairs},
+    {"cell/batches", "001", "Batches of 1,000 (64 B, 1 KB)",
+     "1,000 separate allocations then 1,000 frees, per batch", cell_batches},
+    {"cell/large-pairs", "001", "Large malloc+free, 64 KB-4 MB",
+     "malloc(size) immediately followed by free, memory untouched", cell_large_pairs},
+    {"cell/threads", "001", "1 vs N threads (64 B, 1 KB)",
+     "malloc+free pairs on 1 thread and on one pinned thread per CPU; wall time / all pairs",
+     cell_thread_scaling},
+    {"cell/sequential-traversal", "001", "Sequential traversal of 1,000 objects",
+     "1,000 separately allocated 64-byte objects read in allocation order",
+     cell_sequential_traversal},
+    {"cell/random-traversal", "001", "Random traversal of 100,000 objects",
+     "100,000 separately allocated 64-byte objects read in a fixed random order",
+     cell_random_traversal},
+    {"cell/pool-traversal", "001", "Traversal of pool-allocated objects",
+     "the same traversals over a strata fixed-size pool", nullptr, pools},
+
+    // 002 Unified Allocator
+    {"unified/small", "002", "Small blocks (< 1 MB)",
+     "256 blocks of 4 KB-1 MB: allocate all, write and read all, free all", unified_small},
+    {"unified/medium", "002", "Medium blocks (1-10 MB)",
+     "16 blocks of 1-10 MB: allocate all, write and read all, free all", unified_medium},
+    {"unified/large", "002", "Large blocks (> 10 MB)",
+     "16, 32 and 64 MB: allocate all, write and read all, free all", unified_large},
+    {"unified/mixed", "002", "Mixed sizes",
+     "64 small, 8 medium and one 20 MB block: allocate, access, free", unified_mixed},
+    {"unified/repeated-1mb", "002", "64 x 1 MB",
+     "64 blocks of exactly 1 MB: allocate, access, free", unified_repeated_1mb},
+    {"unified/pool-reuse", "002", "1 MB allocate/free repeated 1,000 times",
+     "allocate 1 MB, write a byte, free; 1,000 times", unified_pool_reuse},
+    {"unified/threads", "002", "Multithreaded (4 and 8 threads)",
+     "each thread allocates, accesses and frees its own blocks 4 times", unified_threads},
+    {"unified/managed-memory", "002", "Managed-memory pool vs cudaMallocManaged / cudaMalloc",
+     "the same scenarios with CPU and GPU access", nullptr, gpu},
+
+    // 003 SessionHeap
+    {"session/bursts", "003", "Bursts of 100-10,000 256-byte messages",
+     "per-message time of each burst (burst time / messages); P50 and P99 over bursts",
+     session_bursts},
+    {"session/single-allocation", "003", "Single 256-byte allocation latency",
+     "one allocation timed alone with rdtsc (lfence-serialised), timer overhead subtracted",
+     session_single_allocation},
+    {"session/free-latency", "003", "Individual and cross-thread free",
+     "free(256 B) timed alone, on the allocating thread and on a second thread",
+     session_free_latency},
+    {"session/producer-consumer", "003", "Producer -> consumer, 2 threads",
+     "one thread allocates 256-byte messages, a second frees them; messages per second",
+     session_producer_consumer},
+    {"session/cleanup", "003", "Cleanup after 1,000 messages",
+     "free() of each message vs release() of std::pmr resources", session_cleanup},
+    {"session/overflow", "003", "Overflow: 100 messages into a 4 KB buffer",
+     "std::pmr::monotonic_buffer_resource, 4 KB initial buffer, upstream operator new",
+     session_overflow},
+    {"session/session-heap", "003", "strata session heap: bursts, overflow, destroy",
+     "the seed's strategy C on strata's own heap", nullptr, session_heap},
+
+    // 004 framealloc
+    {"frame/single-sizes", "004", "Single allocation, 64 B-64 KB",
+     "malloc(size) averaged over batches of 1,000; frees not timed", frame_single_sizes},
+    {"frame/batch", "004", "1,000 individual 64-byte allocations",
+     "1,000 separate malloc(64) calls, then their frees, each phase timed", frame_batch},
+    {"frame/realistic", "004", "Realistic frames: physics, particles, UI",
+     "allocate every block of a frame, write its first byte, free all", frame_realistic},
+    {"frame/thread-scaling", "004", "Thread scaling, 64 B",
+     "every pinned thread allocates and frees 64 B blocks; time per operation per thread",
+     frame_thread_scaling},
+    {"frame/alignment-stress", "004", "Alignment stress: 7/31/63-byte mix",
+     "1,000 allocations cycling 7, 31, 63 B; time and waste from malloc_usable_size",
+     frame_alignment_stress},
+    {"frame/frame-arena", "004", "strata frame arena: single, batch API, frames, minimal, prefetch",
+     "framealloc's own column on strata's frame allocator", nullptr, frame_arena},
+});
+
+}  // namespace
+
+std::span<const scenario> all_scenarios() {
+  return registry;
+}
+
+}  // namespace strata_bench

@@ -1,0 +1,49 @@
+// The scenario functions, one group per seed report. Each runs warm-up and measured
+// rounds itself and records through plain malloc/free/new/delete, so whichever
+// allocator the process was started with serves every allocation.
+#pragma once
+
+#include "scenario.hpp"
+
+namespace strata_bench {
+
+// 000 XSigma
+void xsigma_4k_batch(const run_settings&, recorder&);
+void xsigma_alignment(const run_settings&, recorder&);
+void xsigma_large_blocks(const run_settings&, recorder&);
+void xsigma_four_threads_mixed(const run_settings&, recorder&);
+void xsigma_mixed_stress(const run_settings&, recorder&);
+
+// 001 Cell
+void cell_single_pairs(const run_settings&, recorder&);
+void cell_batches(const run_settings&, recorder&);
+void cell_large_pairs(const run_settings&, recorder&);
+void cell_thread_scaling(const run_settings&, recorder&);
+void cell_sequential_traversal(const run_settings&, recorder&);
+void cell_random_traversal(const run_settings&, recorder&);
+
+// 002 Unified Allocator (host malloc side)
+void unified_small(const run_settings&, recorder&);
+void unified_medium(const run_settings&, recorder&);
+void unified_large(const run_settings&, recorder&);
+void unified_mixed(const run_settings&, recorder&);
+void unified_repeated_1mb(const run_settings&, recorder&);
+void unified_pool_reuse(const run_settings&, recorder&);
+void unified_threads(const run_settings&, recorder&);
+
+// 003 SessionHeap (malloc and std::pmr baselines)
+void session_bursts(const run_settings&, recorder&);
+void session_single_allocation(const run_settings&, recorder&);
+void session_free_latency(const run_settings&, recorder&);
+void session_producer_consumer(const run_settings&, recorder&);
+void session_cleanup(const run_settings&, recorder&);
+void session_overflow(const run_settings&, recorder&);
+
+// 004 framealloc (malloc baselines)
+void frame_single_sizes(const run_settings&, recorder&);
+void frame_batch(const run_settings&, recorder&);
+void frame_realistic(const run_settings&, recorder&);
+void frame_thread_scaling(const run_settings&, recorder&);
+void frame_alignment_stress(const run_settings&, recorder&);
+
+}  // namespace strata_bench
