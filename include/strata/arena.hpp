@@ -289,6 +289,19 @@ class monotonic_arena {
     rewind_unchecked(m);
   }
 
+  // Run destructors and give every chunk back, the initial buffer included: the
+  // arena is empty and no longer touches that buffer.
+  void release() {
+    run_destructors(nullptr);
+    release_list(chunks_);
+    release_list(spare_);
+    chunks_ = spare_ = current_ = nullptr;
+    cursor_ = limit_ = nullptr;
+    in_use_bytes_ = 0;
+    if constexpr (Config.statistics) counters_ = {};
+    if constexpr (Config.checked) marks_.clear();
+  }
+
   // Free everything, keep chunks as the arena's default retention says.
   void reset() {
     reset(options_.default_retention);

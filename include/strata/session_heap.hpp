@@ -1,0 +1,144 @@
+// strata session heap: a private first-class strata heap, and a monotonic arena
+// over an initial buffer taken from it. Blocks come from the buffer by a bump;
+// when it is used up they come from the heap, so the session never throws
+// while the heap can grow. destroy() frees everything in one call.
+//
+//   strata::session_heap session(1 << 20);
+//   void* msg = session.allocate(256);        // a bump in the buffer
+//   session.deallocate(msg, 256);             // no-op for buffer blocks
+//   session.destroy();                        // buffer and overflow blocks, all at once
+//
+// A session belongs to the thread that creates it (its heap does): that thread
+// allocates; any thread may free. Sessions are isolated: destroying one never
+// touches another's memory. Use after destroy() aborts with a diagnostic.
+#ifndef STRATA_SESSION_HEAP_HPP
+#define STRATA_SESSION_HEAP_HPP
+
+#include <strata/strata.h>
+#include <strata/arena.hpp>
+#include <strata/resource.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory_resource>
+#include <thread>
+
+namespace strata {
+
+class session_heap final : public std::pmr::memory_resource {
+  static constexpr arena_config arena_settings{.statistics = false, .checked = false};
+  using arena_type = monotonic_arena<heap_resource, arena_settings>;
+
+ public:
+  // A session whose first `initial_bytes` are bump-allocated; std::bad_alloc
+  // if the heap or its buffer cannot be had. Buffers under 4 KiB are rounded up.
+  explicit session_heap(std::size_t initial_bytes = 1024 * 1024)
+      : heap_(new_heap()),
+        buffer_(take_buffer(heap_, buffer_size(initial_bytes))),
+        buffer_end_(buffer_ + buffer_size(initial_bytes)),
+        arena_(buffer_, buffer_size(initial_bytes), arena_options{}, heap_resource(heap_)),
+        owner_(std::this_thread::get_id()) {}
+
+  session_heap(const session_heap&) = delete;
+  session_heap& operator=(const session_heap&) = delete;
+
+  // Destroys the session if destroy() was not called.
+  ~session_heap() override {
+    if (heap_ != nullptr) destroy();
+  }
+
+  // A block of `bytes` aligned to `alignment`: a bump in the buffer, else a
+  // block of the session's heap. Hides memory_resource::allocate, which
+  // std::pmr containers reach through do_allocate.
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
+    if (!is_valid_alignment(alignment)) [[unlikely]]
+      detail::throw_bad_alignment(alignment);
+    if (void* block = arena_.try_allocate(bytes, alignment)) [[likely]]
+      return block;
+    return allocate_overflow(bytes, alignment);
+  }
+
+  // Free one block: a no-op in the buffer, a heap free otherwise (any thread).
+  void deallocate(void* p, std::size_t bytes = 0,
+                  [[maybe_unused]] std::size_t alignment = default_alignment) {
+    if (heap_ == nullptr) [[unlikely]]
+      detail::report_misuse("use of a destroyed session_heap", "session_heap::deallocate", p);
+    if (in_buffer(p)) return;
+    bytes == 0 ? strata_free(p) : strata_free_sized(p, bytes);
+  }
+
+  // Free the buffer and every overflow block at once, and the heap itself.
+  void destroy() {
+    if (heap_ == nullptr) [[unlikely]]
+      detail::report_misuse("use of a destroyed session_heap", "session_heap::destroy", this);
+    arena_.release();  // the tools forget the buffer before the heap frees it
+    strata_heap_destroy(heap_);
+    heap_ = nullptr;
+  }
+
+  bool destroyed() const noexcept { return heap_ == nullptr; }
+  // Whether `p` lies in the bump-allocated buffer.
+  bool in_buffer(const void* p) const noexcept {
+    auto address = reinterpret_cast<std::uintptr_t>(p);
+    return address >= reinterpret_cast<std::uintptr_t>(buffer_) &&
+           address < reinterpret_cast<std::uintptr_t>(buffer_end_);
+  }
+  std::size_t buffer_bytes_left() const noexcept { return arena_.bytes_left_in_chunk(); }
+  std::size_t overflow_allocations() const noexcept { return overflow_allocations_; }
+  strata_heap_t* heap() const noexcept { return heap_; }
+
+ private:
+  // The buffer is full: a block of the session's own heap.
+  [[gnu::noinline]] void* allocate_overflow(std::size_t bytes, std::size_t alignment) {
+    if (heap_ == nullptr)
+      detail::report_misuse("use of a destroyed session_heap", "session_heap::allocate", this);
+    if (std::this_thread::get_id() != owner_)
+      detail::report_misuse("session_heap allocated from a thread that does not own it",
+                            "session_heap::allocate", this);
+    void* block = strata_heap_malloc_aligned(heap_, bytes, alignment);
+    if (block == nullptr) detail::throw_bad_alloc();
+    ++overflow_allocations_;
+    return block;
+  }
+
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    return allocate(bytes, alignment);
+  }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
+    deallocate(p, bytes, alignment);
+  }
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
+    return this == &other;
+  }
+
+  static constexpr std::size_t buffer_size(std::size_t initial_bytes) noexcept {
+    return initial_bytes < 4096 ? 4096 : initial_bytes;
+  }
+
+  static strata_heap_t* new_heap() {
+    strata_heap_t* heap = strata_heap_new();
+    if (heap == nullptr) detail::throw_bad_alloc();
+    return heap;
+  }
+
+  // The initial buffer, from the heap; the heap is destroyed if it cannot be had.
+  static char* take_buffer(strata_heap_t* heap, std::size_t bytes) {
+    void* buffer = strata_heap_malloc_aligned(heap, bytes, 64);
+    if (buffer == nullptr) {
+      strata_heap_destroy(heap);
+      detail::throw_bad_alloc();
+    }
+    return static_cast<char*>(buffer);
+  }
+
+  strata_heap_t* heap_;
+  char* buffer_;
+  char* buffer_end_;
+  arena_type arena_;
+  std::thread::id owner_;
+  std::size_t overflow_allocations_ = 0;
+};
+
+}  // namespace strata
+
+#endif  // STRATA_SESSION_HEAP_HPP
