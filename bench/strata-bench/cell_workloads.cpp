@@ -53,7 +53,7 @@ void cell_batches(const run_settings& settings, recorder& out) {
         for (void* block : blocks) std::free(block);
       }
       const double us = (monotonic_ns() - start) / batches / 1e3;
-      if (measured) out.add(size_label(size) + " x 1,000", "us/batch", us);
+      if (measured) out.add(size_label(size) + " x 1,000", "µs/batch", us);
     }
   });
 }
@@ -141,7 +141,7 @@ void cell_sequential_traversal(const run_settings& settings, recorder& out) {
 
 // 100,000 separately allocated 64-byte objects read in a random order.
 void cell_random_traversal(const run_settings& settings, recorder& out) {
-  traversal(settings, out, 100'000, true, "100,000 objects, random order", "us/traversal", 1e3);
+  traversal(settings, out, 100'000, true, "100,000 objects, random order", "µs/traversal", 1e3);
 }
 
 }  // namespace strata_bench

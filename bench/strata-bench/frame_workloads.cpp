@@ -114,7 +114,7 @@ void frame_realistic(const run_settings& settings, recorder& out) {
       std::vector<char*> blocks(sizes.size());
       double total = 0;
       for (int frame = 0; frame < frames; ++frame) total += frame_ns(sizes, blocks);
-      if (measured) out.add(shape.name, "us/frame", total / frames / 1e3);
+      if (measured) out.add(shape.name, "µs/frame", total / frames / 1e3);
     }
   });
 }

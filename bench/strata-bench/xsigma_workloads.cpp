@@ -32,9 +32,9 @@ void xsigma_4k_batch(const run_settings& settings, recorder& out) {
     if (!measured) return;
     const double allocate_us = (allocated - start) / 1e3;
     const double free_us = (freed - allocated) / 1e3;
-    out.add("allocate", "us", allocate_us);
-    out.add("free", "us", free_us);
-    out.add("total", "us", allocate_us + free_us);
+    out.add("allocate", "µs", allocate_us);
+    out.add("free", "µs", free_us);
+    out.add("total", "µs", allocate_us + free_us);
     out.add("allocations/s", "ops/s", count / (allocate_us / 1e6), better::higher);
     out.add("deallocations/s", "ops/s", count / (free_us / 1e6), better::higher);
     out.add("total ops/s", "ops/s", 2 * count / ((allocate_us + free_us) / 1e6), better::higher);

@@ -1,0 +1,222 @@
+"""The report's figures, drawn with matplotlib: grouped bars, thread-scaling lines,
+latency CDFs and allocator × scenario heat maps."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+import matplotlib.ticker  # noqa: E402
+
+from results_model import ratio_to_best  # noqa: E402
+
+COLOURS = {
+    "strata": "#d62728",
+    "glibc": "#7f7f7f",
+    "mimalloc": "#1f77b4",
+    "jemalloc": "#2ca02c",
+    "tcmalloc": "#ff7f0e",
+    "tbbmalloc": "#9467bd",
+}
+
+
+def colour(allocator):
+    return COLOURS.get(allocator, "#17becf")
+
+
+def save(figure, path):
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
+def bar_chart(results, scenario, path):
+    """Grouped bars (one group per metric, one bar per allocator, min–max whiskers),
+    one panel per unit. Returns False when the scenario has no such metrics."""
+    allocators = results.measured_names()
+    labels = [l for l in results.metric_labels(scenario["name"])
+              if not _is_series(results, scenario["name"], l)]
+    units = []
+    for label in labels:
+        unit = _unit(results, scenario["name"], label)
+        if unit not in units:
+            units.append(unit)
+    if not labels or not allocators:
+        return False
+    figure, axes = plt.subplots(1, len(units), figsize=(min(16, max(6, 2.2 * len(labels))), 4), squeeze=False)
+    for axis, unit in zip(axes[0], units):
+        unit_labels = [l for l in labels if _unit(results, scenario["name"], l) == unit]
+        width = 0.8 / len(allocators)
+        for index, allocator in enumerate(allocators):
+            medians, below, above = [], [], []
+            for label in unit_labels:
+                metric = results.metric(scenario["name"], allocator, label)
+                median = metric.median if metric and metric.median is not None else 0
+                medians.append(median)
+                below.append(median - metric.low if metric and metric.values else 0)
+                above.append(metric.high - median if metric and metric.values else 0)
+            positions = [i + (index - (len(allocators) - 1) / 2) * width
+                         for i in range(len(unit_labels))]
+            axis.bar(positions, medians, width, yerr=[below, above], capsize=2,
+                     label=allocator, color=colour(allocator))
+        axis.set_xticks(range(len(unit_labels)))
+        axis.set_xticklabels(unit_labels, rotation=20 if len(unit_labels) > 4 else 0, ha="right"
+                             if len(unit_labels) > 4 else "center", fontsize=8)
+        axis.set_ylabel(unit)
+        values = [m for m in _all_medians(results, scenario["name"], unit_labels) if m > 0]
+        if values and max(values) / min(values) > 100:
+            axis.set_yscale("log")
+    axes[0][0].legend(fontsize=8)
+    figure.suptitle(f"{scenario['name']}: {scenario['title']}", fontsize=10)
+    save(figure, path)
+    return True
+
+
+def scaling_chart(results, scenario, path):
+    """Median against thread count, one line per allocator, one panel per series."""
+    name = scenario["name"]
+    series_labels = {}
+    for label in results.metric_labels(name):
+        for allocator in results.measured_names():
+            metric = results.metric(name, allocator, label)
+            if metric and metric.series:
+                series_labels.setdefault(metric.series, []).append(label)
+                break
+    if not series_labels:
+        return False
+    figure, axes = plt.subplots(1, len(series_labels), figsize=(5 * len(series_labels), 4),
+                                squeeze=False)
+    for axis, (series, labels) in zip(axes[0], series_labels.items()):
+        for allocator in results.measured_names():
+            points = []
+            for label in labels:
+                metric = results.metric(name, allocator, label)
+                if metric and metric.median is not None:
+                    points.append((metric.x, metric.median))
+            if points:
+                points.sort()
+                axis.plot([p[0] for p in points], [p[1] for p in points], marker="o",
+                          label=allocator, color=colour(allocator))
+                axis.set_ylabel(metric.unit, fontsize=8)
+        axis.set_xlabel("threads")
+        axis.set_title(series, fontsize=9)
+        axis.set_xscale("log", base=2)
+        axis.set_ylim(bottom=0)
+    axes[0][0].legend(fontsize=8)
+    figure.suptitle(f"{name}: {scenario['title']}", fontsize=10)
+    save(figure, path)
+    return True
+
+
+def cdf_chart(results, scenario, path):
+    """Latency CDFs from the recorded quantile curves, one panel per distribution."""
+    name = scenario["name"]
+    labels = results.distribution_labels(name)
+    if not labels:
+        return False
+    columns = min(len(labels), 4)
+    rows = (len(labels) + columns - 1) // columns
+    figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.2 * rows), squeeze=False)
+    for index, label in enumerate(labels):
+        axis = axes[index // columns][index % columns]
+        for allocator in results.measured_names():
+            measurement = results.measurement(name, allocator)
+            distribution = measurement.distributions.get(label) if measurement else None
+            if not distribution or not distribution.get("quantiles"):
+                continue
+            quantiles = distribution["quantiles"]
+            fractions = [i / (len(quantiles) - 1) for i in range(len(quantiles))]
+            axis.plot([max(q, 0.1) for q in quantiles], fractions, label=allocator,
+                      color=colour(allocator))
+        axis.set_xscale("log")
+        axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        axis.set_title(label, fontsize=8)
+        axis.set_xlabel("ns", fontsize=8)
+        axis.grid(alpha=0.3)
+    for index in range(len(labels), rows * columns):
+        axes[index // columns][index % columns].axis("off")
+    axes[0][0].set_ylabel("fraction ≤ x")
+    axes[0][0].legend(fontsize=7)
+    figure.suptitle(f"{name}: {scenario['title']} (CDF)", fontsize=10)
+    save(figure, path)
+    return True
+
+
+def phase_heatmap(results, scenarios, phase, path):
+    """002-style heat map: allocators × scenarios, the median of one phase (ms)."""
+    allocators = results.measured_names()
+    columns = [s for s in scenarios
+               if any(results.metric(s["name"], a, phase) for a in allocators)]
+    if not columns or not allocators:
+        return False
+    grid = []
+    for allocator in allocators:
+        row = []
+        for scenario in columns:
+            metric = results.metric(scenario["name"], allocator, phase)
+            row.append(metric.median if metric and metric.median is not None else float("nan"))
+        grid.append(row)
+    _draw_heatmap(grid, allocators, [s["name"].split("/")[1] for s in columns],
+                  f"{phase} (ms, median) — darker is slower", path, "{:.2f}")
+    return True
+
+
+def ratio_heatmap(results, rows, path):
+    """Allocators × headline metrics: each median divided by the best competitor's."""
+    allocators = results.measured_names()
+    if not rows or not allocators:
+        return False
+    grid = []
+    for allocator in allocators:
+        row = []
+        for scenario, label in rows:
+            best = results.best_competitor(scenario, label)
+            metric = results.metric(scenario, allocator, label)
+            value = ratio_to_best(metric, best[1]) if best else None
+            row.append(value if value is not None else float("nan"))
+        grid.append(row)
+    names = [f"{scenario.split('/')[1]}\n{label}" for scenario, label in rows]
+    _draw_heatmap(grid, allocators, names, "× the best competitor (1.00 = best, higher = slower)",
+                  path, "{:.2f}")
+    return True
+
+
+def _draw_heatmap(grid, row_names, column_names, title, path, number_format):
+    figure, axis = plt.subplots(figsize=(max(6, 1.3 * len(column_names)), 0.6 * len(row_names) + 2))
+    image = axis.imshow(grid, cmap="YlOrRd", aspect="auto")
+    axis.set_xticks(range(len(column_names)))
+    axis.set_xticklabels(column_names, fontsize=7, rotation=30, ha="right")
+    axis.set_yticks(range(len(row_names)))
+    axis.set_yticklabels(row_names)
+    for r, row in enumerate(grid):
+        for c, value in enumerate(row):
+            if value == value:  # not NaN
+                axis.text(c, r, number_format.format(value), ha="center", va="center", fontsize=7)
+    figure.colorbar(image, ax=axis)
+    axis.set_title(title, fontsize=10)
+    save(figure, path)
+
+
+def _is_series(results, scenario, label):
+    for allocator in results.measured_names():
+        metric = results.metric(scenario, allocator, label)
+        if metric:
+            return bool(metric.series)
+    return False
+
+
+def _unit(results, scenario, label):
+    for allocator in results.measured_names():
+        metric = results.metric(scenario, allocator, label)
+        if metric:
+            return metric.unit
+    return ""
+
+
+def _all_medians(results, scenario, labels):
+    medians = []
+    for allocator in results.measured_names():
+        for label in labels:
+            metric = results.metric(scenario, allocator, label)
+            if metric and metric.median is not None:
+                medians.append(metric.median)
+    return medians

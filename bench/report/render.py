@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Renders a strata-bench results.json into REPORT.md and PNG plots.
+
+usage: render.py RESULTS_JSON [--out DIR] [--readme README.md]
+"""
+
+import argparse
+import os
+import sys
+
+import plots
+import tables
+from readme_section import update_readme
+from results_model import Results
+from seed_claims import HEADLINE, SEEDS
+
+UNIFIED_PHASES = ["allocate", "free", "access", "total"]
+
+
+def image(name, alt):
+    return f"![{alt}]({name})"
+
+
+def file_stem(scenario_name):
+    return scenario_name.replace("/", "_")
+
+
+def scenario_section(results, scenario, out_dir):
+    """One scenario: what it measures, its tables and its figures (or why it is pending)."""
+    name = scenario["name"]
+    lines = [f"### {scenario['title']} — `{name}`", "", scenario["description"] + ".", ""]
+    if scenario["status"] == "pending":
+        lines += [f"**pending: {scenario['pending_on']}** — measured once that component exists.", ""]
+        return lines
+    if not any(results.measurement(name, a) for a in results.measured_names()):
+        lines += ["*No allocator produced a result for this scenario in this run.*", ""]
+        return lines
+    for text in (tables.metric_table(results, scenario), tables.distribution_table(results, scenario),
+                 tables.fact_table(results, scenario)):
+        if text:
+            lines += [text, ""]
+    figures = [
+        (plots.bar_chart, "bars", "grouped bars"),
+        (plots.scaling_chart, "scaling", "thread scaling"),
+        (plots.cdf_chart, "cdf", "latency CDF"),
+    ]
+    for draw, suffix, alt in figures:
+        png = f"{file_stem(name)}_{suffix}.png"
+        if draw(results, scenario, os.path.join(out_dir, png)):
+            lines += [image(png, f"{name} {alt}"), ""]
+    return lines
+
+
+def seed_section(results, seed, out_dir):
+    scenarios = results.scenarios_of_seed(seed["seed"])
+    if not scenarios:
+        return []
+    lines = [f"## {seed['system']} (seed {seed['seed']}, `{seed['file']}`)", "",
+             f"> **The seed's claim:** {seed['headline']}", ""]
+    claims = [c for c in seed["claims"] if any(s["name"] == c[0] for s in scenarios)]
+    if claims and results.measured_names():
+        lines += ["**This machine, same measurements** (medians; the seed's figures come from "
+                  "its own hardware):", "", tables.claims_table(results, claims), ""]
+    if seed["seed"] == "002":
+        for phase in UNIFIED_PHASES:
+            png = f"unified_heatmap_{phase}.png"
+            if plots.phase_heatmap(results, scenarios, phase, os.path.join(out_dir, png)):
+                lines += [image(png, f"heat map: {phase}"), ""]
+    for scenario in scenarios:
+        lines += scenario_section(results, scenario, out_dir)
+    return lines
+
+
+def headline_rows(results):
+    selected = {s["name"] for s in results.scenarios}
+    return [(s, l) for s, l in HEADLINE if s in selected and results.best_competitor(s, l)]
+
+
+def machine_line(results):
+    m = results.machine
+    return (f"{m.get('cpu', '?')}, {m.get('logical_cpus', '?')} CPUs, {m.get('kernel', '?')}, "
+            f"{m.get('compiler', '?')}; {results.document.get('mode', '?')} run of "
+            f"{results.document.get('generated', '?')}")
+
+
+def report(results, out_dir):
+    doc = results.document
+    lines = [
+        "# strata-bench report", "",
+        f"Generated {doc.get('generated', '?')} by `{doc.get('command', 'strata-bench')}` "
+        f"({doc.get('mode', '?')} run, {doc.get('wall_seconds', 0):.0f} s).", "",
+        "Each general-purpose allocator ran in its own worker process, selected with "
+        "`LD_PRELOAD` (glibc: nothing preloaded), calling plain `malloc`/`free`. Numbers are "
+        "medians over the measured repetitions, with (min–max); **bold** marks the best "
+        "competitor. Latencies are P50 / P99 / max. Ratios are computed within this run. "
+        "Regenerate with `scripts/bench.sh` (quick) or `scripts/bench.sh --full`.", "",
+        "## Machine", "", tables.machine_table(results), "",
+        "## Allocators", "", tables.allocator_table(results), "",
+    ]
+    rows = headline_rows(results)
+    if rows:
+        lines += ["## Headline: each allocator against the best competitor", "",
+                  tables.headline_table(results, rows), ""]
+        if plots.ratio_heatmap(results, rows, os.path.join(out_dir, "headline_heatmap.png")):
+            lines += [image("headline_heatmap.png", "ratio heat map"), ""]
+    for seed in SEEDS:
+        lines += seed_section(results, seed, out_dir)
+    pending = [s for s in results.scenarios if s["status"] == "pending"]
+    if pending:
+        lines += ["## Pending", "", tables.table(
+            ["scenario", "waits for"], [(f"`{s['name']}`", s["pending_on"]) for s in pending]), ""]
+    return "\n".join(lines)
+
+
+def readme_section(results):
+    rows = headline_rows(results)
+    return "\n".join([
+        "### Latest benchmark", "",
+        f"Machine: {machine_line(results)}. Each cell is that allocator's median divided by "
+        "the best competitor's (1.00× = best, higher = slower); the full report, with every "
+        "seed scenario, plots and the seeds' own figures beside ours, is "
+        "[report/REPORT.md](report/REPORT.md).", "",
+        tables.headline_table(results, rows) if rows else "*No headline scenario in this run.*", "",
+        "Regenerate: `scripts/bench.sh --readme README.md` (quick, a few minutes) or add "
+        "`--full`; `build/release/bench/strata-bench/strata-bench --help` lists the scenarios.",
+    ])
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Render a strata-bench results.json.")
+    parser.add_argument("results")
+    parser.add_argument("--out", default=None, help="output folder (default: beside the JSON)")
+    parser.add_argument("--readme", default=None, help="README to update between the markers")
+    args = parser.parse_args()
+    out_dir = args.out or os.path.dirname(os.path.abspath(args.results))
+    os.makedirs(out_dir, exist_ok=True)
+    results = Results.load(args.results)
+    with open(os.path.join(out_dir, "REPORT.md"), "w", encoding="utf-8") as file:
+        file.write(report(results, out_dir) + "\n")
+    if args.readme and not update_readme(args.readme, readme_section(results)):
+        print(f"render.py: no bench markers in {args.readme}; left unchanged", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Loads a strata-bench results.json and pools its records per scenario and allocator."""
+
+import json
+import statistics
+
+
+class Metric:
+    """One labelled quantity of one allocator, with its per-repetition values."""
+
+    def __init__(self, raw):
+        self.label = raw["label"]
+        self.unit = raw["unit"]
+        self.lower_is_better = raw.get("better", "lower") == "lower"
+        self.series = raw.get("series")
+        self.x = raw.get("x")
+        self.values = [v for v in raw["values"] if v is not None]
+
+    @property
+    def median(self):
+        return statistics.median(self.values) if self.values else None
+
+    @property
+    def low(self):
+        return min(self.values) if self.values else None
+
+    @property
+    def high(self):
+        return max(self.values) if self.values else None
+
+
+class Measurement:
+    """Everything one allocator measured in one scenario (records of several processes
+    of the same scenario, as for cold starts, are pooled)."""
+
+    def __init__(self):
+        self.metrics = {}
+        self.distributions = {}
+        self.facts = {}
+        self.malloc_from = ""
+
+    def add_record(self, record):
+        self.malloc_from = record.get("malloc_from", "")
+        for raw in record.get("metrics", []):
+            if raw["label"] in self.metrics:
+                self.metrics[raw["label"]].values += Metric(raw).values
+            else:
+                self.metrics[raw["label"]] = Metric(raw)
+        for raw in record.get("distributions", []):
+            self.distributions.setdefault(raw["label"], raw)
+        self.facts.update(record.get("facts", {}))
+
+
+class Results:
+    """The whole run: machine, allocators, scenarios and pooled measurements."""
+
+    def __init__(self, document):
+        self.document = document
+        self.machine = document.get("machine", {})
+        self.allocators = document.get("allocators", [])
+        self.scenarios = document.get("scenarios", [])
+        self.measurements = {}
+        for record in document.get("results", []):
+            key = (record["scenario"], record["allocator"])
+            self.measurements.setdefault(key, Measurement()).add_record(record)
+
+    @classmethod
+    def load(cls, path):
+        with open(path, encoding="utf-8") as file:
+            return cls(json.load(file))
+
+    def allocator_names(self):
+        """Every allocator in the run, in catalog order (strata first)."""
+        return [a["name"] for a in self.allocators]
+
+    def measured_names(self):
+        """Allocators that produced numbers, with strata moved last."""
+        names = [a["name"] for a in self.allocators if a["status"] in ("measured", "failed")]
+        return [n for n in names if n != "strata"] + [n for n in names if n == "strata"]
+
+    def allocator(self, name):
+        return next(a for a in self.allocators if a["name"] == name)
+
+    def measurement(self, scenario, allocator):
+        return self.measurements.get((scenario, allocator))
+
+    def scenarios_of_seed(self, seed):
+        return [s for s in self.scenarios if s["seed"] == seed]
+
+    def metric_labels(self, scenario):
+        """The metric labels of a scenario, in the order the workers wrote them."""
+        labels = []
+        for (name, _), measurement in self.measurements.items():
+            if name == scenario:
+                labels += [label for label in measurement.metrics if label not in labels]
+        return labels
+
+    def distribution_labels(self, scenario):
+        labels = []
+        for (name, _), measurement in self.measurements.items():
+            if name == scenario:
+                labels += [label for label in measurement.distributions if label not in labels]
+        return labels
+
+    def fact_keys(self, scenario):
+        keys = []
+        for (name, _), measurement in self.measurements.items():
+            if name == scenario:
+                keys += [key for key in measurement.facts if key not in keys]
+        return keys
+
+    def metric(self, scenario, allocator, label):
+        measurement = self.measurement(scenario, allocator)
+        return measurement.metrics.get(label) if measurement else None
+
+    def best_competitor(self, scenario, label):
+        """(allocator, median) of the best non-strata allocator for a metric, or None."""
+        candidates = []
+        for name in self.measured_names():
+            metric = self.metric(scenario, name, label)
+            if name != "strata" and metric and metric.median is not None:
+                candidates.append((name, metric.median, metric.lower_is_better))
+        if not candidates:
+            return None
+        lower = candidates[0][2]
+        best = min(candidates, key=lambda c: c[1]) if lower else max(candidates, key=lambda c: c[1])
+        return best[0], best[1]
+
+
+def ratio_to_best(metric, best_value):
+    """How many times worse than the best a median is (1.0 = the best, higher = slower)."""
+    if metric is None or metric.median is None or not best_value or not metric.median:
+        return None
+    if metric.lower_is_better:
+        return metric.median / best_value
+    return best_value / metric.median
