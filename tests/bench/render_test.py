@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Renders the recorded fixture results.json and checks the report and its plots."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RENDERER = os.path.join(HERE, "..", "..", "bench", "report", "render.py")
+FIXTURE = os.path.join(HERE, "fixtures", "results.json")
+README_TEMPLATE = "# project\n\n<!-- bench:begin -->\nold table\n<!-- bench:end -->\n\nafter\n"
+
+
+def check(condition, message):
+    if not condition:
+        print("FAIL:", message)
+        sys.exit(1)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as out:
+        readme = os.path.join(out, "README.md")
+        with open(readme, "w", encoding="utf-8") as file:
+            file.write(README_TEMPLATE)
+        subprocess.run([sys.executable, RENDERER, FIXTURE, "--out", out, "--readme", readme],
+                       check=True)
+        with open(os.path.join(out, "REPORT.md"), encoding="utf-8") as file:
+            report = file.read()
+        for text in ["## Machine", "## Allocators", "## Headline", "## XSigma (seed 000",
+                     "## Cell (seed 001", "## Unified Allocator (seed 002",
+                     "## SessionHeap (seed 003", "## framealloc (seed 004",
+                     "pending: strata frame allocator", "The seed's claim", "| glibc |",
+                     "skipped: not installed", "libtbbmalloc2", "P50 / P99 / max"]:
+            check(text in report, f"REPORT.md lacks {text!r}")
+        for png in ["cell_single-pairs_bars.png", "cell_threads_scaling.png",
+                    "session_single-allocation_cdf.png", "unified_heatmap_total.png",
+                    "headline_heatmap.png", "xsigma_4k-x10000-cold_bars.png"]:
+            path = os.path.join(out, png)
+            check(os.path.getsize(path) > 1000, f"{png} missing or empty")
+            check(f"({png})" in report, f"REPORT.md does not show {png}")
+        with open(readme, encoding="utf-8") as file:
+            updated = file.read()
+        check("old table" not in updated and "Latest benchmark" in updated and
+              updated.endswith("<!-- bench:end -->\n\nafter\n"), "README section not replaced")
+    print("render_test: ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Runs strata-bench on two tiny scenarios and checks the results.json it writes.
+
+usage: smoke_test.py STRATA_BENCH_EXECUTABLE"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SCENARIOS = ["cell/single-pairs", "session/overflow"]
+
+
+def check(condition, message):
+    if not condition:
+        print("FAIL:", message)
+        sys.exit(1)
+
+
+def main():
+    executable = sys.argv[1]
+    with tempfile.TemporaryDirectory() as out:
+        command = [executable, "--only", ",".join(SCENARIOS), "--allocators",
+                   "strata,glibc,mimalloc", "--repetitions", "1", "--warmups", "0",
+                   "--out", out, "--no-render", "--json",
+                   "--strata-lib", os.path.join(out, "no-such-libstrata-malloc.so")]
+        finished = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        check(finished.returncode == 0, f"exit status {finished.returncode}: {finished.stderr}")
+        with open(os.path.join(out, "results.json"), encoding="utf-8") as file:
+            results = json.load(file)
+        check(json.loads(finished.stdout) == results, "--json output differs from results.json")
+
+    check([s["name"] for s in results["scenarios"]] == SCENARIOS, "--only selected other scenarios")
+    status = {a["name"]: a for a in results["allocators"]}
+    check(status["strata"]["status"] == "pending", "strata without its library is not pending")
+    check(status["glibc"]["status"] == "measured", f"glibc not measured: {status['glibc']}")
+    check(results["machine"].get("cpu"), "machine description missing")
+
+    measured = [a for a in ("glibc", "mimalloc") if status[a]["status"] == "measured"]
+    for allocator in measured:
+        records = {r["scenario"]: r for r in results["results"] if r["allocator"] == allocator}
+        check(sorted(records) == sorted(SCENARIOS), f"{allocator}: records {sorted(records)}")
+        pairs = {m["label"]: m for m in records["cell/single-pairs"]["metrics"]}
+        check(set(pairs) >= {"16 B", "1 KB", "16 KB"}, f"{allocator}: pair sizes {sorted(pairs)}")
+        for metric in pairs.values():
+            check(len(metric["values"]) == 1 and metric["values"][0] > 0,
+                  f"{allocator}: bad value in {metric}")
+        overflow = records["session/overflow"]["distributions"][0]
+        check(overflow["count"] > 0 and len(overflow["quantiles"]) == 101,
+              f"{allocator}: overflow distribution {overflow['count']}")
+    if "mimalloc" in measured:
+        record = next(r for r in results["results"] if r["allocator"] == "mimalloc")
+        check("mimalloc" in record["malloc_from"], f"LD_PRELOAD not in effect: {record['malloc_from']}")
+    print("smoke_test: ok")
+
+
+if __name__ == "__main__":
+    main()
