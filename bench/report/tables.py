@@ -6,9 +6,10 @@ from results_model import ratio_to_best
 
 
 def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
+    """A Markdown table; pipes inside cells are escaped."""
+    def line(cells):
+        return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
+    return "\n".join([line(header), "|" + "---|" * len(header)] + [line(row) for row in rows])
 
 
 def machine_table(results):

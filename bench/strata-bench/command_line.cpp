@@ -40,6 +40,14 @@ bool parse_count(const char* flag, const char* text, int minimum, int& count) {
 
 }  // namespace
 
+int warmup_rounds(const bench_options& options) {
+  return options.warmups >= 0 ? options.warmups : (options.full ? 2 : 1);
+}
+
+int measured_rounds(const bench_options& options) {
+  return options.repetitions > 0 ? options.repetitions : (options.full ? 10 : 5);
+}
+
 bool matches_any(const std::string& name, const std::vector<std::string>& patterns) {
   if (patterns.empty()) return true;
   for (const std::string& pattern : patterns) {
@@ -108,7 +116,7 @@ void print_help() {
       "  --no-render         write results.json only, no REPORT.md or plots\n"
       "  --readme FILE       put the headline table into FILE between the bench markers\n"
       "  --warmups N         warm-up rounds per scenario (quick: 1, full: 2)\n"
-      "  --repetitions N     measured rounds per scenario (quick: 3, full: 10)\n"
+      "  --repetitions N     measured rounds per scenario (quick: 5, full: 10)\n"
       "  --strata-lib PATH   strata's malloc library (default: this build's libstrata-malloc.so)\n"
       "  --help              this text\n"
       "\n"

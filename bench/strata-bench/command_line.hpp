@@ -27,6 +27,12 @@ struct bench_options {
 // Parses argv; on a usage error prints why and returns false.
 bool parse_command_line(int argc, char** argv, bench_options& options);
 
+// Warm-up rounds per scenario: --warmups, else 1 (quick) or 2 (--full).
+int warmup_rounds(const bench_options& options);
+
+// Measured rounds per scenario: --repetitions, else 5 (quick) or 10 (--full).
+int measured_rounds(const bench_options& options);
+
 // Prints usage and the scenario list.
 void print_help();
 

@@ -117,7 +117,7 @@ void measure_allocator(const bench_options& options, const std::vector<const sce
     arguments.insert(arguments.end(), {"--scenarios", warm_names});
     run_one_worker(options, run, arguments, label, progress);
   }
-  const int repetitions = options.repetitions > 0 ? options.repetitions : (options.full ? 10 : 3);
+  const int repetitions = measured_rounds(options);
   for (const scenario* each : scenarios) {
     if (each->run == nullptr || !each->fresh_process) continue;
     for (int repetition = 0; repetition < repetitions; ++repetition) {

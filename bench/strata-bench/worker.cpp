@@ -66,8 +66,8 @@ void run_and_print(const scenario& each, const run_settings& settings, const ben
 int run_worker_mode(const bench_options& options) {
   run_settings settings;
   settings.full = options.full;
-  settings.warmups = options.warmups >= 0 ? options.warmups : (options.full ? 2 : 1);
-  settings.repetitions = options.repetitions > 0 ? options.repetitions : (options.full ? 10 : 3);
+  settings.warmups = warmup_rounds(options);
+  settings.repetitions = measured_rounds(options);
   pin_current_thread(0);
   cycle_clock();
   const std::string provider = malloc_provider();
