@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Run one real-program workload and print its results; the output is deterministic, so
+# two runs under different allocators must print the same bytes. The allocator is
+# whatever LD_PRELOAD says (inherited by every process the workload starts).
+#
+# Usage: workload.sh WORKLOAD INPUTS-DIR
+#   python  /usr/bin/python3 (or $STRATA_PYTHON) running alloc_heavy.py
+#   sqlite  sqlite3 building and querying a 150,000-row database (sqlite_workload.sql)
+#   git     log, diff, blame, archive, repack and fsck on a 4,000-commit repository
+#   gcc     gcc -O2 -g compiling and linking a generated C file, then running it
+# Missing inputs are generated first (make_inputs.sh), without LD_PRELOAD.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+workload=$1
+inputs=$2
+LD_PRELOAD= "$here/make_inputs.sh" "$inputs" "$workload"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+# fingerprint: a short digest of standard input.
+fingerprint() { sha256sum | cut -c1-16; }
+
+run_python() {
+  "${STRATA_PYTHON:-/usr/bin/python3}" "$here/alloc_heavy.py"
+}
+
+run_sqlite() {
+  sqlite3 "$scratch/workload.db" <"$here/sqlite_workload.sql"
+  local bad
+  bad=$(sqlite3 "$scratch/workload.db" 'PRAGMA integrity_check;')
+  echo "final integrity: $bad"
+}
+
+# git_step LABEL ARGS...: run one git command on the clone, print LABEL and a digest of
+# its output; a failing command fails the workload.
+git_step() {
+  local label=$1
+  shift
+  git -C "$scratch/repo.git" -c core.pager=cat -c pack.threads=2 "$@" >"$scratch/step.out"
+  echo "$label: $(fingerprint <"$scratch/step.out")"
+}
+
+run_git() {
+  git clone --quiet --bare --no-local "$inputs/git/history.git" "$scratch/repo.git"
+  git_step "rev-list" rev-list --count main
+  echo "commits: $(cat "$scratch/step.out")"
+  git_step "log --stat" log --stat --format='%H %an %s' main
+  git_step "log -p (500 commits)" log -p -n 500 main
+  git_step "diff main~3000 main" diff main~3000 main
+  git_step "ls-tree" ls-tree -r main
+  local path
+  path=$(awk '{print $4}' "$scratch/step.out" | sed -n 150p)
+  git_step "blame $path" blame --porcelain main -- "$path"
+  git_step "archive" archive --format=tar main
+  git_step "repack" repack -a -d -f -q
+  # Pack sizes vary with threaded delta search; the object counts do not.
+  git -C "$scratch/repo.git" count-objects -v | grep -E '^(count|in-pack):'
+  git_step "fsck" fsck --strict --no-progress --no-dangling
+}
+
+run_gcc() {
+  # The compile runs in the inputs folder so paths recorded in debug info are the same
+  # every run; only the outputs go to the scratch folder.
+  (cd "$inputs/gcc" && gcc -O2 -g -frandom-seed=strata -Wall -c generated.c -o "$scratch/generated.o")
+  echo "object: $(fingerprint <"$scratch/generated.o")"
+  gcc "$scratch/generated.o" -o "$scratch/generated"
+  echo "program prints: $("$scratch/generated")"
+}
+
+case "$workload" in
+  python | sqlite | git | gcc) "run_$workload" ;;
+  *) echo "workload.sh: unknown workload '$workload'" >&2; exit 2 ;;
+esac
