@@ -48,6 +48,7 @@ void xsigma_alignment(const run_settings& settings, recorder& out) {
   std::vector<void*> blocks(count);
   long long misaligned = 0;
   long long failed = 0;
+  std::string misaligned_at;
   run_rounds(settings, [&](bool measured) {
     for (std::size_t alignment = 16; alignment <= 1024; alignment *= 2) {
       const double start = monotonic_ns();
@@ -60,16 +61,21 @@ void xsigma_alignment(const run_settings& settings, recorder& out) {
       }
       for (void* block : blocks) std::free(block);
       const double elapsed = monotonic_ns() - start;
+      const long long before = misaligned;
       for (void* block : blocks) {
         if (reinterpret_cast<std::uintptr_t>(block) % alignment != 0) ++misaligned;
       }
-      if (measured) {
-        out.add(std::to_string(alignment) + " B", "ns/alloc+free", elapsed / count);
+      const std::string name = std::to_string(alignment) + " B";
+      if (misaligned > before && misaligned_at.find(name) == std::string::npos) {
+        misaligned_at += (misaligned_at.empty() ? "" : ", ") + name;
       }
+      if (measured) out.add(name, "ns/alloc+free", elapsed / count);
     }
   });
   out.fact("all aligned", misaligned == 0 && failed == 0);
   out.fact("misaligned blocks", static_cast<double>(misaligned));
+  out.fact("failed allocations", static_cast<double>(failed));
+  if (!misaligned_at.empty()) out.fact("misaligned at alignment", misaligned_at);
 }
 
 // One block each of 1, 16 and 64 MB: allocate, write one byte per 4 KB page, free.
