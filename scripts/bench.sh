@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh bench
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)"
-exec build/release/bench/strata-bench --out report "$@"
+exec build/release/bench/strata-bench/strata-bench --out report "$@"

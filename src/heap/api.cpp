@@ -1,0 +1,178 @@
+// The C API over the heap: POSIX error conventions on top of the heap calls.
+#include <cerrno>
+#include <cstring>
+
+#include "heap/heap.hpp"
+#include "strata/strata.h"
+
+using namespace strata::heap;
+
+namespace {
+
+heap* as_heap(strata_heap_t* h) {
+  return reinterpret_cast<heap*>(h);
+}
+
+// count * size, or false when it overflows.
+bool checked_multiply(std::size_t count, std::size_t size, std::size_t* out) {
+  return !__builtin_mul_overflow(count, size, out);
+}
+
+void* zeroed(heap* h, std::size_t count, std::size_t size) {
+  std::size_t total;
+  if (!checked_multiply(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  void* p = heap_malloc(h, total);
+  if (p != nullptr) std::memset(p, 0, total);
+  return p;
+}
+
+// Resize `p` within heap `h`: in place when the block allows, else move.
+void* resize(heap* h, void* p, std::size_t size) {
+  if (p == nullptr) return heap_malloc(h, size);
+  std::size_t usable = usable_size(p);
+  if (usable == 0 && !segment_map::contains(segment_of(p))) {
+    errno = EINVAL;  // not strata's: cannot know its size
+    return nullptr;
+  }
+  // Shrinking to at least half keeps the block; growing tries in place first.
+  if (size <= usable && size >= usable / 2) return p;
+  if (size > usable && expand_in_place(p, size)) return p;
+  void* q = heap_malloc(h, size);
+  if (q == nullptr) return nullptr;
+  std::memcpy(q, p, size < usable ? size : usable);
+  heap_free(p);
+  return q;
+}
+
+}  // namespace
+
+void* strata_malloc(size_t size) noexcept {
+  return heap_malloc(tls_heap, size);
+}
+
+void* strata_calloc(size_t count, size_t size) noexcept {
+  heap* h = default_heap();
+  if (h == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return zeroed(h, count, size);
+}
+
+void* strata_realloc(void* p, size_t size) noexcept {
+  heap* h = default_heap();
+  if (h == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return resize(h, p, size);
+}
+
+void strata_free(void* p) noexcept {
+  heap_free(p);
+}
+
+void strata_free_sized(void* p, size_t) noexcept {
+  heap_free(p);
+}
+
+void* strata_malloc_aligned(size_t size, size_t alignment) noexcept {
+  heap* h = default_heap();
+  if (h == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return heap_malloc_aligned(h, size, alignment);
+}
+
+void* strata_aligned_alloc(size_t alignment, size_t size) noexcept {
+  return strata_malloc_aligned(size, alignment);
+}
+
+int strata_posix_memalign(void** out, size_t alignment, size_t size) noexcept {
+  if (out == nullptr || alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0)
+    return EINVAL;
+  int saved = errno;
+  void* p = strata_malloc_aligned(size, alignment);
+  int result = p == nullptr ? errno : 0;
+  errno = saved;
+  if (p == nullptr) return result;
+  *out = p;
+  return 0;
+}
+
+size_t strata_usable_size(const void* p) noexcept {
+  return usable_size(p);
+}
+
+void* strata_expand(void* p, size_t size) noexcept {
+  if (p == nullptr) return nullptr;
+  return expand_in_place(p, size) ? p : nullptr;
+}
+
+size_t strata_malloc_batch(size_t size, size_t count, void** out) noexcept {
+  heap* h = tls_heap;
+  for (size_t i = 0; i < count; ++i) {
+    out[i] = heap_malloc(h, size);
+    if (out[i] == nullptr) return i;
+    h = tls_heap;  // the first call may have set this thread up
+  }
+  return count;
+}
+
+void strata_free_batch(void** blocks, size_t count) noexcept {
+  for (size_t i = 0; i < count; ++i) heap_free(blocks[i]);
+}
+
+strata_heap_t* strata_heap_new(void) noexcept {
+  return reinterpret_cast<strata_heap_t*>(heap_new());
+}
+
+void* strata_heap_malloc(strata_heap_t* h, size_t size) noexcept {
+  return heap_malloc(as_heap(h), size);
+}
+
+void* strata_heap_calloc(strata_heap_t* h, size_t count, size_t size) noexcept {
+  return zeroed(as_heap(h), count, size);
+}
+
+void* strata_heap_realloc(strata_heap_t* h, void* p, size_t size) noexcept {
+  return resize(as_heap(h), p, size);
+}
+
+void* strata_heap_malloc_aligned(strata_heap_t* h, size_t size, size_t alignment) noexcept {
+  return heap_malloc_aligned(as_heap(h), size, alignment);
+}
+
+void strata_heap_destroy(strata_heap_t* h) noexcept {
+  heap_destroy(as_heap(h));
+}
+
+void strata_heap_delete(strata_heap_t* h) noexcept {
+  heap_delete(as_heap(h));
+}
+
+strata_heap_t* strata_heap_default(void) noexcept {
+  return reinterpret_cast<strata_heap_t*>(default_heap());
+}
+
+void strata_heap_visit(strata_heap_t* h, strata_block_visitor visit, void* arg) noexcept {
+  struct adapter {
+    strata_block_visitor visit;
+    void* arg;
+  } a{visit, arg};
+  heap_visit(
+      as_heap(h),
+      [](void* block, std::size_t size, void* ctx) {
+        auto* ad = static_cast<adapter*>(ctx);
+        return ad->visit(block, size, ad->arg) != 0;
+      },
+      &a);
+}
+
+void strata_collect(int force) noexcept {
+  collect(force != 0);
+}

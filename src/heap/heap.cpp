@@ -1,0 +1,223 @@
+// The heap's allocation slow paths: refill a size class, carve a new page,
+// huge blocks, aligned blocks, and in-place resizing.
+#include "heap/heap.hpp"
+
+#include <cerrno>
+
+#include "heap/heap_internal.hpp"
+#include "heap/stats_internal.hpp"
+
+namespace strata::heap {
+
+constinit page empty_page{};
+constinit heap empty_heap;
+constinit thread_local heap* tls_heap __attribute__((tls_model(STRATA_TLS_MODEL))) = &empty_heap;
+
+namespace {
+
+// Blocks carved per extension: about one OS page, so touching a block never
+// commits a whole page of blocks.
+constexpr std::size_t extend_bytes = 4096;
+
+// Slices of a page for `cls`: one 64 KiB slice up to 8 KiB blocks, then room
+// for about eight blocks, at most 512 KiB unless a single block needs more.
+std::size_t page_slices(std::size_t cls) {
+  std::size_t size = class_block_size(cls);
+  if (size <= 8192) return 1;
+  std::size_t for_eight = (size * 8 + slice_size - 1) / slice_size;
+  std::size_t for_one = (size + slice_size - 1) / slice_size;
+  return for_eight < 8 ? for_eight : (for_one > 8 ? for_one : 8);
+}
+
+// Carve the next few blocks of the page onto its (empty) free list.
+void page_extend(page* pg) {
+  std::uint32_t n = pg->reserved - pg->capacity;
+  std::size_t most = extend_bytes / pg->block_size;
+  if (most == 0) most = 1;
+  if (n > most) n = static_cast<std::uint32_t>(most);
+  std::uint8_t* first = pg->area + pg->capacity * pg->block_size;
+  for (std::uint32_t i = 0; i + 1 < n; ++i)
+    reinterpret_cast<block*>(first + i * pg->block_size)->next =
+        reinterpret_cast<block*>(first + (i + 1) * pg->block_size);
+  reinterpret_cast<block*>(first + (n - 1) * pg->block_size)->next = pg->free;
+  pg->free = reinterpret_cast<block*>(first);
+  pg->capacity += n;
+}
+
+// Set up a page descriptor for `cls` over slices [first, first + count).
+page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std::size_t cls) {
+  page* pg = &seg->pages[first];
+  pg->free = nullptr;
+  pg->used = 0;
+  pg->size_class = static_cast<std::uint32_t>(cls);
+  pg->block_size = class_block_size(cls);
+  pg->thread_free.store(0, std::memory_order_relaxed);
+  pg->owner_heap.store(h, std::memory_order_relaxed);
+  pg->area = seg->slice_start(first);
+  pg->capacity = 0;
+  pg->reserved = static_cast<std::uint32_t>(count * slice_size / pg->block_size);
+  pg->slice_index = static_cast<std::uint32_t>(first);
+  pg->slice_count = static_cast<std::uint32_t>(count);
+  pg->next = pg->prev = nullptr;
+  pg->owner.store(h->context->thread_id, std::memory_order_relaxed);
+  return pg;
+}
+
+// A new page for `cls` from one of the thread's segments, adding segments
+// (adopted from exited threads or fresh) until one has a long enough run.
+page* page_alloc(heap* h, std::size_t cls) {
+  thread_context* ctx = h->context;
+  std::size_t count = page_slices(cls);
+  for (;;) {
+    for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
+      std::size_t first = segment_claim_slices(seg, count);
+      if (first != 0) return page_init(h, seg, first, count, cls);
+    }
+    if (thread_acquire_segment(ctx) == nullptr) return nullptr;
+  }
+}
+
+// Park a page on the full list, unless other threads freed into it meanwhile.
+// Setting the full bit with a compare-exchange on thread_free means a freeing
+// thread either sees the bit (and signals the heap) or its blocks stop this.
+bool page_to_full(heap* h, page* pg) {
+  std::uintptr_t word = pg->thread_free.load(std::memory_order_relaxed);
+  do {
+    if (thread_free_blocks(word) != nullptr) return false;
+  } while (!pg->thread_free.compare_exchange_weak(word, word | thread_free_full,
+                                                  std::memory_order_relaxed));
+  queue_remove(h->queues[pg->size_class], pg);
+  queue_push_back(h->full, pg);
+  pg->owner.store(pg->owner.load(std::memory_order_relaxed) | page_in_full,
+                  std::memory_order_relaxed);
+  return true;
+}
+
+// A page of class `cls` with a free block, moved to the head of its queue.
+page* find_page(heap* h, std::size_t cls) {
+  page_queue& q = h->queues[cls];
+  for (;;) {
+    for (page* pg = q.first; pg != nullptr;) {
+      page* next = pg->next;
+      page_collect(pg);
+      if (pg->free == nullptr && pg->capacity < pg->reserved) page_extend(pg);
+      if (pg->free == nullptr && !page_to_full(h, pg)) continue;  // freed into meanwhile: collect
+      if (pg->free != nullptr) {
+        if (q.first != pg) {
+          queue_remove(q, pg);
+          queue_push_front(q, pg);
+        }
+        heap_set_current(h, cls);
+        return pg;
+      }
+      pg = next;
+    }
+    // A thread's first page: pages of exited threads may serve instead.
+    if (h->context->segment_count == 0 && thread_adopt_abandoned(h->context) && q.first != nullptr)
+      continue;
+    page* pg = page_alloc(h, cls);
+    if (pg == nullptr) return nullptr;
+    page_extend(pg);
+    queue_push_front(q, pg);
+  }
+}
+
+}  // namespace
+
+void* malloc_refill(heap* h, std::size_t size) noexcept {
+  if (h == &empty_heap) {
+    h = thread_heap_init();
+    if (h == nullptr) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+    return heap_malloc(h, size);
+  }
+  thread_deferred_work(h);
+  std::size_t cls = size_class_of(size);
+  page* pg = find_page(h, cls);
+  if (pg == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  block* b = pg->free;
+  pg->free = b->next;
+  pg->used++;
+  h->counters.mallocs[cls].add(1);
+  return b;
+}
+
+void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept {
+  if (h == &empty_heap && (h = thread_heap_init()) == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  thread_deferred_work(h);
+  stats_sample_peak();
+  segment* seg = huge_segment_acquire(size, alignment);
+  if (seg == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  page* pg = &seg->pages[0];
+  pg->owner_heap.store(h, std::memory_order_relaxed);
+  pg->owner.store(h->context->thread_id | page_in_full, std::memory_order_relaxed);
+  pg->thread_free.store(thread_free_full, std::memory_order_relaxed);
+  queue_push_back(h->full, pg);
+  h->counters.mallocs[class_count].add(1);
+  return pg->area;
+}
+
+void* heap_malloc_aligned(heap* h, std::size_t size, std::size_t alignment) noexcept {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (alignment <= min_block_size) return heap_malloc(h, size);
+  // A huge segment places its block at any alignment below the segment size.
+  if (size > medium_max || alignment > slice_size) return malloc_huge(h, size, alignment);
+  // Blocks start at a multiple of their size from a 64 KiB-aligned page start,
+  // so a class whose size is a multiple of the alignment is aligned for free.
+  std::size_t rounded = (size + alignment - 1) & ~(alignment - 1);
+  if (rounded <= medium_max && class_block_size(size_class_of(rounded)) % alignment == 0)
+    return heap_malloc(h, rounded);
+  // Otherwise over-allocate and hand out an aligned pointer inside the block.
+  if (size + alignment - 1 > medium_max) return malloc_huge(h, size, alignment);
+  auto* raw = static_cast<std::uint8_t*>(heap_malloc(h, size + alignment - 1));
+  if (raw == nullptr) return nullptr;
+  page* pg = segment_of(raw)->page_of(raw);
+  pg->owner.store(pg->owner.load(std::memory_order_relaxed) | page_has_aligned,
+                  std::memory_order_relaxed);
+  auto aligned = (reinterpret_cast<std::uintptr_t>(raw) + alignment - 1) & ~(alignment - 1);
+  return reinterpret_cast<void*>(aligned);
+}
+
+std::size_t usable_size(const void* p) noexcept {
+  segment* seg = segment_of(p);
+  if (p == nullptr || !segment_map::contains(seg)) return 0;
+  page* pg = seg->page_of(p);
+  const std::uint8_t* start =
+      seg->huge ? pg->area : reinterpret_cast<std::uint8_t*>(block_containing(pg, p));
+  return pg->block_size - static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) - start);
+}
+
+bool expand_in_place(void* p, std::size_t size) noexcept {
+  segment* seg = segment_of(p);
+  if (!segment_map::contains(seg)) return false;
+  std::size_t usable = usable_size(p);
+  if (size <= usable) return true;
+  if (!seg->huge) return false;
+  // A huge block grows when the address space after its segment is free.
+  page* pg = &seg->pages[0];
+  std::size_t os_page = os::page_size();
+  std::size_t grow = (size - usable + os_page - 1) & ~(os_page - 1);
+  if (!os::extend_in_place(seg, seg->size, seg->size + grow)) return false;
+  global_stats::reserved.fetch_add(grow, std::memory_order_relaxed);
+  global_stats::huge_in_use.fetch_add(grow, std::memory_order_relaxed);
+  global_stats::commit(grow);
+  seg->size += grow;
+  pg->block_size += grow;
+  return true;
+}
+
+}  // namespace strata::heap

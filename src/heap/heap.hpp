@@ -1,0 +1,168 @@
+// Heaps: the thread-local front of the allocator, and its fast paths.
+//
+// Each thread reaches its default heap through one initial-exec thread-local
+// pointer that starts at a static empty heap, so the fast path never tests for
+// initialisation: the empty heap's pages have no free blocks, the first malloc
+// falls into the slow path, and that sets the thread up. First-class heaps are
+// the same structure, created on demand and owned by their creating thread.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "heap/page.hpp"
+#include "heap/segment.hpp"
+#include "heap/size_class.hpp"
+#include "os/os.hpp"
+
+#define STRATA_LIKELY(x) __builtin_expect(!!(x), 1)
+#define STRATA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define STRATA_COLD __attribute__((cold, noinline))
+
+#ifndef STRATA_TLS_MODEL
+#define STRATA_TLS_MODEL "initial-exec"
+#endif
+
+namespace strata::heap {
+
+// A counter written by one thread and read by any: no read-modify-write.
+struct counter {
+  std::atomic<std::uint64_t> value{0};
+  void add(std::uint64_t n) {
+    value.store(value.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  std::uint64_t get() const { return value.load(std::memory_order_relaxed); }
+};
+
+// Per-heap statistics; index class_count counts huge blocks.
+struct heap_counters {
+  counter mallocs[class_count + 1];
+  counter frees[class_count + 1];
+  counter cross_thread_frees;
+};
+
+struct page_queue {
+  page* first = nullptr;
+  page* last = nullptr;
+};
+
+struct heap {
+  page* direct[direct_slots];         // small size slot -> page to allocate from
+  page* current[class_count];         // class -> page to allocate from (queue head or empty page)
+  thread_context* context = nullptr;  // null only in the static empty heap
+  heap_counters counters;
+  page_queue queues[class_count];  // pages that may have free blocks
+  page_queue full;                 // full pages and huge blocks; flagged page_in_full
+  std::atomic<bool> full_pages_have_remote{false};  // another thread freed into a full page
+  heap* next_in_thread = nullptr;                   // the owning thread's heaps
+  heap* next_registered = nullptr;                  // every live heap, for statistics
+  heap* prev_registered = nullptr;
+
+  constexpr heap();
+};
+
+// Per-thread state shared by all heaps of the thread.
+struct remote_batch {
+  page* destination = nullptr;
+  block* head = nullptr;
+  block* tail = nullptr;
+  std::uint32_t count = 0;
+};
+inline constexpr std::size_t remote_batch_slots = 16;
+inline constexpr std::uint32_t remote_batch_limit = 64;
+
+struct thread_context {
+  heap main_heap;
+  std::uintptr_t thread_id = 0;
+  segment* segments = nullptr;  // normal segments this thread carves pages from
+  std::size_t segment_count = 0;
+  remote_batch batches[remote_batch_slots];
+  std::uint32_t batched_frees = 0;  // blocks waiting in batches
+  std::int64_t next_purge = 0;      // ms clock of the earliest pending purge; 0 when none
+};
+
+// The page every slot of a fresh heap points at: never has a free block.
+extern constinit page empty_page;
+extern constinit heap empty_heap;
+extern constinit thread_local heap* tls_heap __attribute__((tls_model(STRATA_TLS_MODEL)));
+
+// Every slot of a fresh heap points at the empty page.
+constexpr heap::heap() : direct{}, current{} {
+  for (page*& slot : direct) slot = &empty_page;
+  for (page*& slot : current) slot = &empty_page;
+}
+
+// ---- slow paths (heap.cpp, free.cpp, huge.cpp) ----
+void* malloc_refill(heap* h, std::size_t size) noexcept;
+void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept;
+void free_slow(segment* seg, page* pg, void* p) noexcept;
+void free_foreign(void* p) noexcept;
+heap* thread_heap_init() noexcept;
+
+// ---- fast paths ----
+
+// Allocate `size` bytes from `h`: a load, a test and a pop when the page has a free block.
+inline void* heap_malloc(heap* h, std::size_t size) noexcept {
+  page* pg;
+  if (STRATA_LIKELY(size <= small_max)) {
+    pg = h->direct[(size + 15) >> 4];
+  } else if (size <= medium_max) {
+    pg = h->current[size_class_of(size)];
+  } else {
+    return malloc_huge(h, size, 0);
+  }
+  block* b = pg->free;
+  if (STRATA_LIKELY(b != nullptr)) {
+    pg->free = b->next;
+    pg->used++;
+    h->counters.mallocs[pg->size_class].add(1);
+    return b;
+  }
+  return malloc_refill(h, size);
+}
+
+// Free `p`: on the owning thread, a push onto the page's free list.
+inline void heap_free(void* p) noexcept {
+  segment* seg = segment_of(p);
+  if (STRATA_UNLIKELY(!segment_map::contains(seg))) return free_foreign(p);
+  page* pg = seg->page_of(p);
+  // Flags in the owner word (full page, aligned blocks) and the last block of
+  // a page all divert to the slow path with this one compare pair.
+  if (STRATA_LIKELY(pg->owner.load(std::memory_order_relaxed) == os::thread_id() && pg->used > 1)) {
+    auto* b = static_cast<block*>(p);
+    b->next = pg->free;
+    pg->free = b;
+    pg->used--;
+    tls_heap->counters.frees[pg->size_class].add(1);
+    return;
+  }
+  free_slow(seg, pg, p);
+}
+
+// The calling thread's default heap, set up on first use.
+inline heap* default_heap() noexcept {
+  heap* h = tls_heap;
+  return STRATA_LIKELY(h != &empty_heap) ? h : thread_heap_init();
+}
+
+// What free() does with a pointer that is not strata's: by default report it
+// as corruption; the malloc override hands it to the C library it replaced.
+using foreign_free_handler = void (*)(void*);
+void set_foreign_free_handler(foreign_free_handler handler) noexcept;
+
+// ---- the rest of the heap API (heap.cpp, huge.cpp, free.cpp) ----
+void* heap_malloc_aligned(heap* h, std::size_t size, std::size_t alignment) noexcept;
+std::size_t usable_size(const void* p) noexcept;
+// Grow or shrink in place; false when the block cannot hold `size` bytes.
+bool expand_in_place(void* p, std::size_t size) noexcept;
+heap* heap_new() noexcept;
+void heap_destroy(heap* h) noexcept;
+void heap_delete(heap* h) noexcept;
+// Visit live blocks; stops when visit returns false.
+void heap_visit(heap* h, bool (*visit)(void* block, std::size_t size, void* arg),
+                void* arg) noexcept;
+// Flush deferred work of this thread; with force also purge and drop caches now.
+void collect(bool force) noexcept;
+
+}  // namespace strata::heap

@@ -1,0 +1,41 @@
+// Declarations shared by the heap's slow-path files (not part of the fast path).
+#pragma once
+
+#include "heap/heap.hpp"
+
+namespace strata::heap {
+
+// ---- pages (page_queue.cpp) ----
+void queue_push_back(page_queue& q, page* pg);
+void queue_push_front(page_queue& q, page* pg);
+void queue_remove(page_queue& q, page* pg);
+// Point current[cls] (and the direct slots of a small class) at the queue head.
+void heap_set_current(heap* h, std::size_t cls);
+// Take back the blocks other threads freed; returns how many.
+std::uint32_t page_collect(page* pg);
+// Move a page whose owner freed into it while it sat on the full list back to its queue.
+void page_unfull(heap* h, page* pg);
+// A page's last live block was freed by its owner.
+void page_emptied(heap* h, page* pg);
+// Give a page's slices (or a huge page's segment) back.
+void page_free(heap* h, page* pg);
+// Pages of `h` other threads freed into while they were full: requeue them.
+void heap_requeue_remote_full(heap* h);
+// Work postponed to the slow path: batched remote frees, purges, cache expiry.
+void thread_deferred_work(heap* h);
+
+// ---- remote frees (free.cpp) ----
+void remote_flush_all(thread_context* ctx);
+
+// ---- threads and heaps (thread.cpp) ----
+// A fresh segment for `ctx`: reclaimed from an exited thread, cached, or new.
+segment* thread_acquire_segment(thread_context* ctx);
+// Take over one segment of an exited thread; false when there is none.
+bool thread_adopt_abandoned(thread_context* ctx);
+void thread_purge_due(thread_context* ctx, bool force);
+// Sample the bytes in use for the peak statistic (when the heap grows).
+void stats_sample_peak() noexcept;
+// Report detected heap corruption (one line) and abort.
+[[noreturn]] void heap_corruption(const char* what, const void* p);
+
+}  // namespace strata::heap

@@ -1,0 +1,66 @@
+// A page: a run of slices inside a segment holding blocks of one size class.
+//
+// `free` is popped by the owning thread only. Other threads push freed blocks
+// onto `thread_free` with one atomic exchange per batch; the owner takes the
+// whole list back in its slow path. The owner word combines the owning
+// thread's id with flag bits, so the free fast path is a single compare.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::heap {
+
+struct heap;
+struct segment;
+
+struct block {
+  block* next;
+};
+
+// Flag bits kept in the low bits of page::owner (thread ids are 16-byte aligned).
+inline constexpr std::uintptr_t page_in_full = 1;      // on the heap's full list
+inline constexpr std::uintptr_t page_has_aligned = 2;  // holds pointers interior to blocks
+inline constexpr std::uintptr_t page_flag_mask = 3;
+
+// Low bit of page::thread_free: the page is on its heap's full list, so a
+// thread that frees into it must tell the heap. Kept in the same word the
+// freeing thread swaps, so it learns this without touching the page again.
+inline constexpr std::uintptr_t thread_free_full = 1;
+
+struct page {
+  // Fast-path fields first: one cache line serves malloc and free.
+  block* free;                        // blocks ready to hand out (owner only)
+  std::uint32_t used;                 // blocks handed out, including those in thread_free
+  std::uint32_t size_class;           // class index; class_count for a huge block
+  std::size_t block_size;             // bytes per block
+  std::atomic<std::uintptr_t> owner;  // owning thread id | flags; 0 when abandoned
+
+  std::atomic<std::uintptr_t> thread_free;  // blocks freed by other threads | thread_free_full
+  std::atomic<heap*> owner_heap;            // read by other threads only as a hint
+  std::uint8_t* area;                       // first block
+  std::uint32_t capacity;                   // blocks carved out of the page so far
+  std::uint32_t reserved;                   // blocks the page can hold
+  std::uint32_t slice_index;                // first slice in the segment
+  std::uint32_t slice_count;                // 0 while the slice run is not a page
+  page* next;                               // in the heap's queue or full list
+  page* prev;
+};
+
+inline block* thread_free_blocks(std::uintptr_t word) {
+  return reinterpret_cast<block*>(word & ~thread_free_full);
+}
+
+// Thread id of the owner without the flag bits.
+inline std::uintptr_t owner_thread(const page* pg) {
+  return pg->owner.load(std::memory_order_relaxed) & ~page_flag_mask;
+}
+
+// Start of the block that contains `p` (p may point inside an aligned block).
+inline block* block_containing(const page* pg, const void* p) {
+  auto offset = static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) - pg->area);
+  return reinterpret_cast<block*>(pg->area + offset / pg->block_size * pg->block_size);
+}
+
+}  // namespace strata::heap

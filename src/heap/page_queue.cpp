@@ -1,0 +1,145 @@
+// Page queues and page state changes: collect, full/unfull, emptied, freed.
+#include "heap/heap_internal.hpp"
+#include "heap/stats_internal.hpp"
+#include "options/options.hpp"
+
+namespace strata::heap {
+
+void queue_push_back(page_queue& q, page* pg) {
+  pg->next = nullptr;
+  pg->prev = q.last;
+  if (q.last != nullptr)
+    q.last->next = pg;
+  else
+    q.first = pg;
+  q.last = pg;
+}
+
+void queue_push_front(page_queue& q, page* pg) {
+  pg->prev = nullptr;
+  pg->next = q.first;
+  if (q.first != nullptr)
+    q.first->prev = pg;
+  else
+    q.last = pg;
+  q.first = pg;
+}
+
+void queue_remove(page_queue& q, page* pg) {
+  if (pg->prev != nullptr)
+    pg->prev->next = pg->next;
+  else
+    q.first = pg->next;
+  if (pg->next != nullptr)
+    pg->next->prev = pg->prev;
+  else
+    q.last = pg->prev;
+  pg->next = pg->prev = nullptr;
+}
+
+void heap_set_current(heap* h, std::size_t cls) {
+  page* pg = h->queues[cls].first != nullptr ? h->queues[cls].first : &empty_page;
+  h->current[cls] = pg;
+  if (class_block_size(cls) > small_max) return;
+  std::size_t first_slot = cls == 0 ? 0 : class_block_size(cls - 1) / 16 + 1;
+  for (std::size_t slot = first_slot; slot <= class_block_size(cls) / 16; ++slot)
+    h->direct[slot] = pg;
+}
+
+std::uint32_t page_collect(page* pg) {
+  std::uintptr_t word = pg->thread_free.load(std::memory_order_relaxed);
+  if (thread_free_blocks(word) == nullptr) return 0;
+  // Only the owner changes the full bit, so it can be written back as it is.
+  word = pg->thread_free.exchange(word & thread_free_full, std::memory_order_acquire);
+  block* list = thread_free_blocks(word);
+  std::uint32_t n = 1;
+  block* tail = list;
+  for (; tail->next != nullptr; tail = tail->next) ++n;
+  tail->next = pg->free;
+  pg->free = list;
+  pg->used -= n;
+  return n;
+}
+
+void page_unfull(heap* h, page* pg) {
+  pg->thread_free.fetch_and(~thread_free_full, std::memory_order_relaxed);
+  pg->owner.store(pg->owner.load(std::memory_order_relaxed) & ~page_in_full,
+                  std::memory_order_relaxed);
+  queue_remove(h->full, pg);
+  page_queue& q = h->queues[pg->size_class];
+  bool was_empty = q.first == nullptr;
+  queue_push_back(q, pg);
+  if (was_empty) heap_set_current(h, pg->size_class);
+}
+
+void page_emptied(heap* h, page* pg) {
+  // Keep the page the fast path allocates from: a malloc/free loop with one
+  // live block empties it on every free.
+  if (pg->size_class < class_count && h->queues[pg->size_class].first == pg) return;
+  page_free(h, pg);
+}
+
+void page_free(heap* h, page* pg) {
+  segment* seg = segment_of(pg);
+  if (seg->huge) {
+    queue_remove(h->full, pg);
+    huge_segment_release(seg);
+    return;
+  }
+  std::size_t cls = pg->size_class;
+  if (pg->owner.load(std::memory_order_relaxed) & page_in_full) {
+    queue_remove(h->full, pg);
+  } else {
+    queue_remove(h->queues[cls], pg);
+    if (h->current[cls] == pg) heap_set_current(h, cls);
+  }
+  pg->owner.store(0, std::memory_order_relaxed);
+  segment_free_slices(seg, pg->slice_index, pg->slice_count);
+
+  thread_context* ctx = h->context;
+  if (segment_is_empty(seg) && ctx->segment_count > 1) {
+    // Unlink the empty segment and hand it to the cache.
+    if (seg->prev != nullptr)
+      seg->prev->next = seg->next;
+    else
+      ctx->segments = seg->next;
+    if (seg->next != nullptr) seg->next->prev = seg->prev;
+    ctx->segment_count--;
+    segment_release(seg);
+    return;
+  }
+  long delay = options::get(STRATA_OPTION_PURGE_DELAY_MS);
+  if (delay == 0) {
+    segment_purge(seg);
+  } else if (delay > 0 && seg->purge_deadline == 0) {
+    seg->purge_deadline = clock_ms() + delay;
+    if (ctx->next_purge == 0 || seg->purge_deadline < ctx->next_purge)
+      ctx->next_purge = seg->purge_deadline;
+  }
+}
+
+void heap_requeue_remote_full(heap* h) {
+  if (!h->full_pages_have_remote.load(std::memory_order_relaxed)) return;
+  h->full_pages_have_remote.store(false, std::memory_order_relaxed);
+  for (page* pg = h->full.first; pg != nullptr;) {
+    page* next = pg->next;
+    if (thread_free_blocks(pg->thread_free.load(std::memory_order_relaxed)) != nullptr) {
+      page_collect(pg);
+      if (pg->used == 0)
+        page_free(h, pg);
+      else if (!segment_of(pg)->huge)
+        page_unfull(h, pg);
+    }
+    pg = next;
+  }
+}
+
+void thread_deferred_work(heap* h) {
+  thread_context* ctx = h->context;
+  if (ctx->batched_frees != 0) remote_flush_all(ctx);
+  heap_requeue_remote_full(h);
+  if (ctx->next_purge != 0 && clock_ms() >= ctx->next_purge) thread_purge_due(ctx, false);
+  segment_cache_collect(false);
+}
+
+}  // namespace strata::heap

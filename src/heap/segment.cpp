@@ -1,0 +1,360 @@
+// Segment life cycle: mapping, slice bookkeeping, purging, and the caches of
+// empty segments and huge blocks that spare repeated mmap/munmap.
+#include "heap/segment.hpp"
+
+#include <bit>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+
+#include "heap/size_class.hpp"
+#include "heap/stats_internal.hpp"
+#include "options/options.hpp"
+#include "os/os.hpp"
+
+namespace strata::heap {
+
+namespace segment_map {
+std::atomic<std::uint64_t> bits[words];
+
+// Mark (or clear) the first segment-sized unit of a segment: only pointers
+// there can reach its header by masking.
+static void set(const segment* s, bool present) {
+  std::uintptr_t index = reinterpret_cast<std::uintptr_t>(s) >> segment_shift;
+  if (index >= words * 64) return;
+  std::uint64_t bit = std::uint64_t{1} << (index % 64);
+  if (present)
+    bits[index / 64].fetch_or(bit, std::memory_order_relaxed);
+  else
+    bits[index / 64].fetch_and(~bit, std::memory_order_relaxed);
+}
+void add(const segment* s, std::size_t) {
+  set(s, true);
+}
+void remove(const segment* s, std::size_t) {
+  set(s, false);
+}
+}  // namespace segment_map
+
+namespace global_stats {
+std::atomic<std::size_t> committed{0};
+std::atomic<std::size_t> peak_committed{0};
+std::atomic<std::size_t> reserved{0};
+std::atomic<std::size_t> purged{0};
+std::atomic<std::size_t> huge_in_use{0};
+std::atomic<std::uint64_t> segments{0};
+std::atomic<std::uint64_t> segments_cached{0};
+std::atomic<std::uint64_t> pages{0};
+
+void commit(std::size_t bytes) {
+  std::size_t now = committed.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  std::size_t peak = peak_committed.load(std::memory_order_relaxed);
+  while (now > peak &&
+         !peak_committed.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+}  // namespace global_stats
+
+namespace {
+
+constexpr std::size_t normal_cache_limit = 16;
+constexpr std::size_t huge_cache_limit = 8;
+constexpr std::size_t huge_cache_bytes = std::size_t{1} << 30;
+
+// Empty segments kept mapped for reuse; purged after the purge delay.
+struct segment_cache {
+  std::mutex lock;
+  segment* normal = nullptr;
+  std::size_t normal_count = 0;
+  segment* huge = nullptr;
+  std::size_t huge_count = 0;
+  std::size_t huge_bytes = 0;
+  std::atomic<std::int64_t> next_purge{0};
+};
+segment_cache cache;
+
+bool test_bit(const std::uint64_t* map, std::size_t i) {
+  return (map[i / 64] >> (i % 64)) & 1;
+}
+void set_bits(std::uint64_t* map, std::size_t first, std::size_t count, bool value) {
+  for (std::size_t i = first; i < first + count; ++i) {
+    std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    map[i / 64] = value ? (map[i / 64] | bit) : (map[i / 64] & ~bit);
+  }
+}
+std::size_t count_bits(const std::uint64_t* map, std::size_t first, std::size_t count) {
+  std::size_t n = 0;
+  for (std::size_t i = first; i < first + count; ++i) n += test_bit(map, i);
+  return n;
+}
+
+os::purge_mode purge_mode() {
+  return options::get(STRATA_OPTION_PURGE_DECOMMITS) != 0 ? os::purge_mode::dont_need
+                                                          : os::purge_mode::lazy_free;
+}
+
+// Deadline for memory freed now, or -1 for "purge at once", 0 for "never".
+std::int64_t purge_deadline() {
+  long delay = options::get(STRATA_OPTION_PURGE_DELAY_MS);
+  if (delay < 0) return 0;
+  if (delay == 0) return -1;
+  return clock_ms() + delay;
+}
+
+void note_cache_deadline(std::int64_t deadline) {
+  std::int64_t next = cache.next_purge.load(std::memory_order_relaxed);
+  if (next == 0 || deadline < next) cache.next_purge.store(deadline, std::memory_order_relaxed);
+}
+
+// Purge all of a huge segment but its header slice.
+void huge_purge(segment* seg) {
+  if (seg->dirty_slices[0] == 0) return;
+  if (os::purge(seg->slice_start(1), seg->size - slice_size, purge_mode())) {
+    global_stats::purged.fetch_add(seg->size - slice_size, std::memory_order_relaxed);
+    global_stats::uncommit(seg->size - slice_size);
+    seg->dirty_slices[0] = 0;
+  }
+}
+
+void unmap(segment* seg) {
+  std::size_t size = seg->size;
+  global_stats::reserved.fetch_sub(size, std::memory_order_relaxed);
+  global_stats::segments.fetch_sub(1, std::memory_order_relaxed);
+  segment_map::remove(seg, size);
+  os::release(seg, size);
+}
+
+// Reserve and map-register `size` bytes aligned to `alignment` for a segment.
+segment* map_segment(std::size_t size, std::size_t alignment) {
+  auto* seg = static_cast<segment*>(os::reserve_aligned(size, alignment, true));
+  if (seg == nullptr) return nullptr;
+  if (options::get(STRATA_OPTION_LARGE_OS_PAGES) != 0) os::hint_huge_pages(seg, size);
+  seg->size = size;
+  global_stats::reserved.fetch_add(size, std::memory_order_relaxed);
+  global_stats::segments.fetch_add(1, std::memory_order_relaxed);
+  global_stats::commit(slice_size);  // the header slice
+  segment_map::add(seg, size);
+  return seg;
+}
+
+}  // namespace
+
+std::int64_t clock_ms() {
+  struct timespec ts {};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+segment* segment_acquire(thread_context* owner) {
+  segment* seg = nullptr;
+  {
+    std::lock_guard<std::mutex> guard(cache.lock);
+    if (cache.normal != nullptr) {
+      seg = cache.normal;
+      cache.normal = seg->next;
+      cache.normal_count--;
+      global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+  if (seg == nullptr) {
+    seg = map_segment(segment_size, segment_size);
+    if (seg == nullptr) return nullptr;
+    std::memset(seg->dirty_slices, 0, sizeof(seg->dirty_slices));
+  }
+  seg->page_shift = slice_shift;
+  seg->huge = false;
+  seg->owner = owner;
+  seg->next = seg->prev = nullptr;
+  seg->purge_deadline = 0;
+  seg->pages_in_use = 0;
+  std::memset(seg->free_slices, 0xff, sizeof(seg->free_slices));
+  seg->free_slices[0] &= ~std::uint64_t{1};  // slice 0 is this header
+  return seg;
+}
+
+void segment_release(segment* seg) {
+  seg->owner = nullptr;
+  std::int64_t deadline = purge_deadline();
+  if (deadline < 0) segment_purge(seg);
+  std::lock_guard<std::mutex> guard(cache.lock);
+  if (cache.normal_count >= normal_cache_limit) {
+    global_stats::uncommit(slice_size + count_bits(seg->dirty_slices, 0, slice_count) * slice_size);
+    unmap(seg);
+    return;
+  }
+  seg->purge_deadline = deadline > 0 ? deadline : 0;
+  if (deadline > 0) note_cache_deadline(deadline);
+  seg->next = cache.normal;
+  cache.normal = seg;
+  cache.normal_count++;
+  global_stats::segments_cached.fetch_add(1, std::memory_order_relaxed);
+}
+
+segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
+  std::size_t offset = alignment > slice_size ? alignment : slice_size;
+  if (size < min_block_size) size = min_block_size;  // malloc(0) still owns a block
+  std::size_t os_page = os::page_size();
+  if (size > (SIZE_MAX >> 2) || offset >= segment_size) return nullptr;
+  std::size_t total = (offset + size + os_page - 1) & ~(os_page - 1);
+  segment* seg = nullptr;
+  {
+    // Reuse a cached huge segment that fits without wasting more than a quarter.
+    std::lock_guard<std::mutex> guard(cache.lock);
+    for (segment** link = &cache.huge; *link != nullptr; link = &(*link)->next) {
+      segment* s = *link;
+      if (s->size >= total && s->size - total <= total / 4) {
+        *link = s->next;
+        cache.huge_count--;
+        cache.huge_bytes -= s->size;
+        global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
+        seg = s;
+        break;
+      }
+    }
+  }
+  if (seg == nullptr) {
+    seg = map_segment(total, segment_size);
+    if (seg == nullptr) return nullptr;
+    seg->dirty_slices[0] = 0;
+  }
+  if (seg->dirty_slices[0] == 0) global_stats::commit(seg->size - slice_size);
+  seg->dirty_slices[0] = 1;  // the whole block counts as committed while in use
+  seg->page_shift = 63;
+  seg->huge = true;
+  seg->owner = nullptr;
+  seg->next = seg->prev = nullptr;
+  seg->purge_deadline = 0;
+  seg->pages_in_use = 1;
+  seg->slice_page[0] = 0;
+  page* pg = &seg->pages[0];
+  pg->area = reinterpret_cast<std::uint8_t*>(seg) + offset;
+  pg->block_size = seg->size - offset;
+  pg->size_class = class_count;
+  pg->free = nullptr;
+  pg->used = 1;
+  pg->capacity = pg->reserved = 1;
+  pg->slice_index = 0;
+  pg->slice_count = 1;
+  pg->thread_free.store(0, std::memory_order_relaxed);
+  pg->next = pg->prev = nullptr;
+  global_stats::huge_in_use.fetch_add(pg->block_size, std::memory_order_relaxed);
+  return seg;
+}
+
+void huge_segment_release(segment* seg) {
+  global_stats::huge_in_use.fetch_sub(seg->pages[0].block_size, std::memory_order_relaxed);
+  std::int64_t deadline = purge_deadline();
+  if (deadline < 0) huge_purge(seg);
+  std::lock_guard<std::mutex> guard(cache.lock);
+  if (cache.huge_count >= huge_cache_limit || cache.huge_bytes + seg->size > huge_cache_bytes) {
+    if (seg->dirty_slices[0] != 0) global_stats::uncommit(seg->size - slice_size);
+    global_stats::uncommit(slice_size);
+    unmap(seg);
+    return;
+  }
+  seg->purge_deadline = deadline > 0 ? deadline : 0;
+  if (deadline > 0) note_cache_deadline(deadline);
+  seg->next = cache.huge;
+  cache.huge = seg;
+  cache.huge_count++;
+  cache.huge_bytes += seg->size;
+  global_stats::segments_cached.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::size_t segment_claim_slices(segment* seg, std::size_t count) {
+  std::size_t run = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 1; i < slice_count; ++i) {
+    std::uint64_t word = seg->free_slices[i / 64] >> (i % 64);
+    if (word == 0) {  // no free slice in the rest of this word
+      run = 0;
+      i |= 63;
+      continue;
+    }
+    if (run == 0 && (word & 1) == 0) {  // jump to the next free slice
+      i += static_cast<std::size_t>(std::countr_zero(word)) - 1;
+      continue;
+    }
+    if ((word & 1) == 0) {
+      run = 0;
+      continue;
+    }
+    if (run++ == 0) start = i;
+    if (run == count) {
+      std::size_t fresh = count - count_bits(seg->dirty_slices, start, count);
+      if (fresh != 0) global_stats::commit(fresh * slice_size);
+      set_bits(seg->free_slices, start, count, false);
+      set_bits(seg->dirty_slices, start, count, false);
+      for (std::size_t s = start; s < start + count; ++s)
+        seg->slice_page[s] = static_cast<std::uint16_t>(start);
+      seg->pages_in_use++;
+      global_stats::pages.fetch_add(1, std::memory_order_relaxed);
+      return start;
+    }
+  }
+  return 0;
+}
+
+void segment_free_slices(segment* seg, std::size_t first, std::size_t count) {
+  set_bits(seg->free_slices, first, count, true);
+  set_bits(seg->dirty_slices, first, count, true);
+  seg->pages[first].slice_count = 0;
+  seg->pages_in_use--;
+  global_stats::pages.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool segment_is_empty(const segment* seg) {
+  return seg->pages_in_use == 0;
+}
+
+void segment_purge(segment* seg) {
+  std::size_t i = 1;
+  while (i < slice_count) {
+    if (!test_bit(seg->dirty_slices, i)) {
+      ++i;
+      continue;
+    }
+    std::size_t first = i;
+    while (i < slice_count && test_bit(seg->dirty_slices, i)) ++i;
+    std::size_t bytes = (i - first) * slice_size;
+    if (os::purge(seg->slice_start(first), bytes, purge_mode())) {
+      set_bits(seg->dirty_slices, first, i - first, false);
+      global_stats::purged.fetch_add(bytes, std::memory_order_relaxed);
+      global_stats::uncommit(bytes);
+    }
+  }
+  seg->purge_deadline = 0;
+}
+
+void segment_cache_lock() {
+  cache.lock.lock();
+}
+void segment_cache_unlock() {
+  cache.lock.unlock();
+}
+
+void segment_cache_collect(bool force) {
+  std::int64_t next = cache.next_purge.load(std::memory_order_relaxed);
+  if (!force && (next == 0 || clock_ms() < next)) return;
+  std::lock_guard<std::mutex> guard(cache.lock);
+  std::int64_t now = clock_ms();
+  std::int64_t earliest = 0;
+  // A deadline of 0 means "never": only a forced collection purges those.
+  auto due = [&](segment* s) {
+    if (force || (s->purge_deadline != 0 && s->purge_deadline <= now)) return true;
+    if (s->purge_deadline != 0 && (earliest == 0 || s->purge_deadline < earliest))
+      earliest = s->purge_deadline;
+    return false;
+  };
+  for (segment* s = cache.normal; s != nullptr; s = s->next)
+    if (due(s)) segment_purge(s);
+  for (segment* s = cache.huge; s != nullptr; s = s->next) {
+    if (due(s)) {
+      huge_purge(s);
+      s->purge_deadline = 0;
+    }
+  }
+  cache.next_purge.store(earliest, std::memory_order_relaxed);
+}
+
+}  // namespace strata::heap

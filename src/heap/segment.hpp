@@ -1,0 +1,99 @@
+// Segments: 32 MiB-aligned OS reservations cut into 64 KiB slices.
+//
+// Because a segment is aligned to its size, `pointer -> segment` is a mask and
+// `segment -> page` an index: no lookup table. Slice 0 holds this header; runs
+// of the other slices become pages. A huge block (above the largest size class)
+// gets a segment of its own whose single page starts after the header.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "heap/page.hpp"
+
+namespace strata::heap {
+
+struct thread_context;
+
+inline constexpr std::size_t segment_shift = 25;
+inline constexpr std::size_t segment_size = std::size_t{1} << segment_shift;  // 32 MiB
+inline constexpr std::size_t slice_shift = 16;
+inline constexpr std::size_t slice_size = std::size_t{1} << slice_shift;  // 64 KiB
+inline constexpr std::size_t slice_count = segment_size / slice_size;     // 512
+inline constexpr std::size_t bitmap_words = slice_count / 64;
+
+struct segment {
+  std::uint32_t page_shift;  // slice_shift, or 63 in a huge segment (every offset maps to page 0)
+  bool huge;
+  std::size_t size;       // bytes reserved
+  thread_context* owner;  // thread that carves pages from it; null when abandoned or cached
+  segment* next;          // in the owner's list, the abandoned list or a cache
+  segment* prev;
+  std::int64_t purge_deadline;  // ms clock; 0 when nothing is waiting to be purged
+  std::uint32_t pages_in_use;
+  std::uint64_t free_slices[bitmap_words];   // 1 = slice not part of a page
+  std::uint64_t dirty_slices[bitmap_words];  // 1 = free slice that may still hold memory
+  std::uint16_t slice_page[slice_count];     // slice -> first slice of its page
+  page pages[slice_count];                   // descriptor of each page, at its first slice
+
+  // The page holding address `p` inside this segment.
+  page* page_of(const void* p) {
+    std::size_t offset = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(p) -
+                                                  reinterpret_cast<std::uintptr_t>(this));
+    return &pages[slice_page[offset >> page_shift]];
+  }
+  std::uint8_t* slice_start(std::size_t slice) {
+    return reinterpret_cast<std::uint8_t*>(this) + slice * slice_size;
+  }
+};
+
+static_assert(sizeof(segment) <= slice_size, "segment header must fit in slice 0");
+
+inline segment* segment_of(const void* p) {
+  return reinterpret_cast<segment*>(reinterpret_cast<std::uintptr_t>(p) & ~(segment_size - 1));
+}
+
+// One bit per segment-sized stretch of the 47-bit address space: set while a
+// strata segment lives there, so free() can tell strata's pointers from others.
+namespace segment_map {
+inline constexpr std::size_t words = (std::size_t{1} << (47 - segment_shift)) / 64;
+extern std::atomic<std::uint64_t> bits[words];
+
+inline bool contains(const segment* s) {
+  std::uintptr_t index = reinterpret_cast<std::uintptr_t>(s) >> segment_shift;
+  if (index >= words * 64) return false;
+  return (bits[index / 64].load(std::memory_order_relaxed) >> (index % 64)) & 1;
+}
+void add(const segment* s, std::size_t size);
+void remove(const segment* s, std::size_t size);
+}  // namespace segment_map
+
+// Map a fresh normal segment for `owner`; null when the OS refuses.
+segment* segment_acquire(thread_context* owner);
+// Give an empty normal segment back (to the cache or the OS).
+void segment_release(segment* seg);
+// Map a segment holding one huge page of at least `size` bytes aligned to
+// `alignment`; the page's area and block size are set. Null when the OS refuses.
+segment* huge_segment_acquire(std::size_t size, std::size_t alignment);
+void huge_segment_release(segment* seg);
+
+// Find and claim `count` free slices; returns the first slice index or 0 when none.
+std::size_t segment_claim_slices(segment* seg, std::size_t count);
+// Return the slices of `pg` to the segment's free set.
+void segment_free_slices(segment* seg, std::size_t first, std::size_t count);
+// Purge the free dirty slices of a segment now.
+void segment_purge(segment* seg);
+bool segment_is_empty(const segment* seg);
+
+// Purge cached segments whose delay expired (all with `force`).
+void segment_cache_collect(bool force);
+
+// Held across fork() so the child never sees the cache half-updated.
+void segment_cache_lock();
+void segment_cache_unlock();
+
+// Milliseconds on a monotonic clock.
+std::int64_t clock_ms();
+
+}  // namespace strata::heap

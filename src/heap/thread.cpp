@@ -1,0 +1,308 @@
+// Thread life cycle: setting a thread up on its first allocation, handing its
+// segments over when it exits, and reclaiming those segments elsewhere.
+#include <pthread.h>
+#include <mutex>
+
+#include "heap/heap_internal.hpp"
+#include "heap/metadata.hpp"
+#include "heap/registry.hpp"
+
+namespace strata::heap {
+
+namespace {
+
+pthread_key_t exit_key;
+pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+// Segments of exited threads that still hold live blocks.
+std::mutex abandoned_lock;
+segment* abandoned = nullptr;
+
+void thread_done(void* arg);
+
+void create_exit_key() {
+  pthread_key_create(&exit_key, thread_done);
+}
+
+// Each page head of a normal segment, in slice order.
+template <class Visit>
+void for_each_page(segment* seg, Visit visit) {
+  for (std::size_t i = 1; i < slice_count;) {
+    if ((seg->free_slices[i / 64] >> (i % 64)) & 1) {
+      ++i;
+      continue;
+    }
+    page* pg = &seg->pages[seg->slice_page[i]];
+    i = pg->slice_index + pg->slice_count;
+    visit(pg);
+  }
+}
+
+// Take over an exited thread's segment: its pages join `ctx`'s main heap.
+// Returns false when all its pages were empty and the segment went to the cache.
+bool adopt_segment(thread_context* ctx, segment* seg) {
+  heap* h = &ctx->main_heap;
+  seg->owner = ctx;
+  seg->next = ctx->segments;
+  seg->prev = nullptr;
+  if (ctx->segments != nullptr) ctx->segments->prev = seg;
+  ctx->segments = seg;
+  ctx->segment_count++;
+  std::size_t live = 0;
+  for_each_page(seg, [&](page* pg) {
+    std::uintptr_t flags = pg->owner.load(std::memory_order_relaxed) & page_has_aligned;
+    pg->owner_heap.store(h, std::memory_order_relaxed);
+    pg->owner.store(ctx->thread_id | flags, std::memory_order_relaxed);
+    page_collect(pg);
+    queue_push_back(h->queues[pg->size_class], pg);
+    if (pg->used == 0) {
+      page_free(h, pg);  // may hand the segment to the cache once its last page goes
+    } else {
+      ++live;
+      if (h->queues[pg->size_class].first == pg) heap_set_current(h, pg->size_class);
+    }
+  });
+  return live != 0;
+}
+
+// Give up every page of `h`: empty ones go back to their segments, the rest
+// lose their owner so that any thread's free of them becomes a remote free.
+void abandon_pages(heap* h) {
+  auto release = [h](page_queue& q) {
+    for (page* pg = q.first; pg != nullptr;) {
+      page* next = pg->next;
+      page_collect(pg);
+      if (pg->used == 0) {
+        page_free(h, pg);
+      } else {
+        pg->thread_free.fetch_and(~thread_free_full, std::memory_order_relaxed);
+        pg->owner_heap.store(nullptr, std::memory_order_relaxed);
+        pg->owner.store(pg->owner.load(std::memory_order_relaxed) & page_has_aligned,
+                        std::memory_order_release);
+        // A free racing with the owner change posted a block: look once more.
+        if (segment_of(pg)->huge && page_collect(pg) != 0 && pg->used == 0)
+          huge_segment_release(segment_of(pg));
+      }
+      pg = next;
+    }
+    q = page_queue{};
+  };
+  for (page_queue& q : h->queues) release(q);
+  release(h->full);
+  for (std::size_t cls = 0; cls < class_count; ++cls) heap_set_current(h, cls);
+}
+
+// Thread exit: flush, give pages up, cache empty segments, abandon the rest.
+void thread_done(void* arg) {
+  auto* ctx = static_cast<thread_context*>(arg);
+  remote_flush_all(ctx);
+  heap* h = ctx->main_heap.next_in_thread;
+  while (h != nullptr) {  // first-class heaps the thread never deleted
+    heap* next = h->next_in_thread;
+    abandon_pages(h);
+    registry_remove(h);
+    metadata_delete(h);
+    h = next;
+  }
+  abandon_pages(&ctx->main_heap);
+  for (segment* seg = ctx->segments; seg != nullptr;) {
+    segment* next = seg->next;
+    if (segment_is_empty(seg)) {
+      segment_release(seg);
+    } else {
+      segment_purge(seg);
+      seg->owner = nullptr;
+      std::lock_guard<std::mutex> guard(abandoned_lock);
+      seg->next = abandoned;
+      abandoned = seg;
+    }
+    seg = next;
+  }
+  registry_remove(&ctx->main_heap);
+  tls_heap = &empty_heap;
+  metadata_delete(ctx);
+}
+
+}  // namespace
+
+heap* thread_heap_init() noexcept {
+  pthread_once(&exit_key_once, create_exit_key);
+  auto* ctx = metadata_new<thread_context>();
+  if (ctx == nullptr) return nullptr;
+  ctx->thread_id = os::thread_id();
+  ctx->main_heap.context = ctx;
+  registry_add(&ctx->main_heap);
+  pthread_setspecific(exit_key, ctx);
+  tls_heap = &ctx->main_heap;
+  return &ctx->main_heap;
+}
+
+bool thread_adopt_abandoned(thread_context* ctx) {
+  for (;;) {
+    segment* seg;
+    {
+      std::lock_guard<std::mutex> guard(abandoned_lock);
+      seg = abandoned;
+      if (seg != nullptr) abandoned = seg->next;
+    }
+    if (seg == nullptr) return false;
+    if (adopt_segment(ctx, seg)) return true;  // otherwise it was empty and went to the cache
+  }
+}
+
+segment* thread_acquire_segment(thread_context* ctx) {
+  // Prefer a segment of an exited thread with room; its pages join this thread.
+  while (thread_adopt_abandoned(ctx)) {
+    if (ctx->segments->pages_in_use < slice_count / 2) return ctx->segments;
+  }
+  stats_sample_peak();
+  segment* seg = segment_acquire(ctx);
+  if (seg == nullptr) return nullptr;
+  seg->next = ctx->segments;
+  if (ctx->segments != nullptr) ctx->segments->prev = seg;
+  ctx->segments = seg;
+  ctx->segment_count++;
+  return seg;
+}
+
+void thread_purge_due(thread_context* ctx, bool force) {
+  std::int64_t now = clock_ms();
+  std::int64_t earliest = 0;
+  for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
+    if (seg->purge_deadline == 0 && !force) continue;
+    if (force || seg->purge_deadline <= now)
+      segment_purge(seg);
+    else if (earliest == 0 || seg->purge_deadline < earliest)
+      earliest = seg->purge_deadline;
+  }
+  ctx->next_purge = earliest;
+}
+
+heap* heap_new() noexcept {
+  heap* owner = default_heap();
+  if (owner == nullptr) return nullptr;
+  heap* h = metadata_new<heap>();
+  if (h == nullptr) return nullptr;
+  h->context = owner->context;
+  h->next_in_thread = owner->context->main_heap.next_in_thread;
+  owner->context->main_heap.next_in_thread = h;
+  registry_add(h);
+  return h;
+}
+
+namespace {
+// Unlink a first-class heap from its thread's list.
+void unlink_from_thread(heap* h) {
+  for (heap* prev = &h->context->main_heap; prev != nullptr; prev = prev->next_in_thread) {
+    if (prev->next_in_thread == h) {
+      prev->next_in_thread = h->next_in_thread;
+      return;
+    }
+  }
+}
+}  // namespace
+
+void heap_destroy(heap* h) noexcept {
+  if (h == nullptr || h == &h->context->main_heap) return;
+  remote_flush_all(h->context);
+  auto drop = [h](page_queue& q) {
+    while (page* pg = q.first) {
+      page_collect(pg);
+      h->counters.frees[pg->size_class].add(pg->used);  // every live block is freed here
+      pg->used = 0;
+      page_free(h, pg);
+    }
+  };
+  for (page_queue& q : h->queues) drop(q);
+  drop(h->full);
+  unlink_from_thread(h);
+  registry_remove(h);
+  metadata_delete(h);
+}
+
+void heap_delete(heap* h) noexcept {
+  if (h == nullptr || h == &h->context->main_heap) return;
+  heap* target = &h->context->main_heap;
+  auto move = [target](page_queue& from, bool full) {
+    while (page* pg = from.first) {
+      queue_remove(from, pg);
+      pg->owner_heap.store(target, std::memory_order_relaxed);
+      queue_push_back(full ? target->full : target->queues[pg->size_class], pg);
+    }
+  };
+  for (page_queue& q : h->queues) move(q, false);
+  move(h->full, true);
+  for (std::size_t cls = 0; cls < class_count; ++cls) heap_set_current(target, cls);
+  // Frees into moved full pages may have signalled the old heap: look anyway.
+  target->full_pages_have_remote.store(true, std::memory_order_relaxed);
+  unlink_from_thread(h);
+  registry_remove(h);
+  metadata_delete(h);
+}
+
+void heap_visit(heap* h, bool (*visit)(void*, std::size_t, void*), void* arg) noexcept {
+  // Mark free blocks in a bitmap, then report the carved blocks left unmarked.
+  constexpr std::size_t max_blocks = slice_size / min_block_size;
+  auto visit_page = [&](page* pg) {
+    page_collect(pg);
+    std::uint64_t free_map[max_blocks / 64] = {};
+    if (segment_of(pg)->huge) return visit(pg->area, pg->block_size, arg);
+    for (block* b = pg->free; b != nullptr; b = b->next) {
+      std::size_t i =
+          static_cast<std::size_t>(reinterpret_cast<std::uint8_t*>(b) - pg->area) / pg->block_size;
+      free_map[i / 64] |= std::uint64_t{1} << (i % 64);
+    }
+    for (std::size_t i = 0; i < pg->capacity; ++i)
+      if (((free_map[i / 64] >> (i % 64)) & 1) == 0 &&
+          !visit(pg->area + i * pg->block_size, pg->block_size, arg))
+        return false;
+    return true;
+  };
+  for (page_queue& q : h->queues)
+    for (page* pg = q.first; pg != nullptr; pg = pg->next)
+      if (!visit_page(pg)) return;
+  for (page* pg = h->full.first; pg != nullptr; pg = pg->next)
+    if (!visit_page(pg)) return;
+}
+
+void collect(bool force) noexcept {
+  heap* h = tls_heap;
+  if (h != &empty_heap) {
+    thread_context* ctx = h->context;
+    remote_flush_all(ctx);
+    for (heap* each = &ctx->main_heap; each != nullptr; each = each->next_in_thread) {
+      heap_requeue_remote_full(each);
+      for (std::size_t cls = 0; cls < class_count; ++cls) {  // drop kept empty pages
+        for (page* pg = each->queues[cls].first; pg != nullptr;) {
+          page* next = pg->next;
+          page_collect(pg);
+          if (pg->used == 0) page_free(each, pg);
+          pg = next;
+        }
+      }
+    }
+    thread_purge_due(ctx, force);
+  }
+  segment_cache_collect(force);
+}
+
+void fork_prepare() noexcept {
+  registry_lock();
+  abandoned_lock.lock();
+  segment_cache_lock();
+  metadata_lock();
+}
+
+void fork_parent() noexcept {
+  metadata_unlock();
+  segment_cache_unlock();
+  abandoned_lock.unlock();
+  registry_unlock();
+}
+
+void fork_child() noexcept {
+  // The child has one thread; the locks were held by this thread at fork time.
+  fork_parent();
+}
+
+}  // namespace strata::heap

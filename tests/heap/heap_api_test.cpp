@@ -1,0 +1,175 @@
+// The C API's contract: sizes, alignment, errno on bad input, realloc, detected corruption.
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "strata/strata.h"
+
+namespace {
+bool aligned_to(const void* p, std::size_t a) {
+  return (reinterpret_cast<std::uintptr_t>(p) & (a - 1)) == 0;
+}
+}  // namespace
+
+TEST(HeapApi, MallocZeroIsUniqueAndFreeable) {
+  std::set<void*> seen;
+  for (int i = 0; i < 100; ++i) {
+    void* p = strata_malloc(0);
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(seen.insert(p).second);
+  }
+  for (void* p : seen) strata_free(p);
+  strata_free(nullptr);
+}
+
+TEST(HeapApi, EveryBlockIs16ByteAlignedAndPowersOfTwoNaturally) {
+  for (std::size_t size = 1; size <= 20000; size += 7) {
+    void* p = strata_malloc(size);
+    ASSERT_TRUE(aligned_to(p, 16)) << size;
+    ASSERT_GE(strata_usable_size(p), size);
+    strata_free(p);
+  }
+  for (std::size_t size = 16; size <= 4096; size *= 2) {
+    void* blocks[8];
+    for (void*& p : blocks) {
+      p = strata_malloc(size);
+      EXPECT_TRUE(aligned_to(p, size)) << size;
+    }
+    for (void* p : blocks) strata_free(p);
+  }
+}
+
+TEST(HeapApi, AlignedAllocationUpTo16MiB) {
+  for (std::size_t align = 16; align <= (std::size_t{16} << 20); align *= 2) {
+    for (std::size_t size : {std::size_t{1}, std::size_t{100}, align / 2 + 1, align, 3 * align + 5,
+                             std::size_t{9} << 20}) {
+      void* p = strata_malloc_aligned(size, align);
+      ASSERT_NE(p, nullptr) << size << " @" << align;
+      EXPECT_TRUE(aligned_to(p, align)) << size << " @" << align;
+      ASSERT_GE(strata_usable_size(p), size);
+      std::memset(p, 0x3c, size);
+      strata_free(p);
+    }
+  }
+}
+
+TEST(HeapApi, AlignedBlocksFreedFromInsideTheirBlock) {
+  // 48-byte alignment classes force the over-allocate path: the pointer is interior.
+  void* blocks[64];
+  for (int i = 0; i < 64; ++i) {
+    blocks[i] = strata_malloc_aligned(200 + i, 128);
+    ASSERT_TRUE(aligned_to(blocks[i], 128));
+    std::memset(blocks[i], i, 200 + i);
+  }
+  for (int i = 0; i < 64; ++i) {
+    auto* bytes = static_cast<unsigned char*>(blocks[i]);
+    for (int j = 0; j < 200 + i; ++j) ASSERT_EQ(bytes[j], i);
+    strata_free(blocks[i]);
+  }
+}
+
+TEST(HeapApi, BadInputGivesNullAndErrno) {
+  errno = 0;
+  EXPECT_EQ(strata_malloc(SIZE_MAX), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(strata_malloc(SIZE_MAX / 2), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(strata_calloc(SIZE_MAX / 2, 3), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(strata_malloc_aligned(64, 48), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  errno = 0;
+  EXPECT_EQ(strata_aligned_alloc(0, 64), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  void* p = reinterpret_cast<void*>(1);
+  EXPECT_EQ(strata_posix_memalign(&p, 24, 64), EINVAL);
+  EXPECT_EQ(strata_posix_memalign(&p, 4, 64), EINVAL);
+  EXPECT_EQ(strata_posix_memalign(&p, 64, SIZE_MAX), ENOMEM);
+  EXPECT_EQ(p, reinterpret_cast<void*>(1));  // untouched on failure
+  ASSERT_EQ(strata_posix_memalign(&p, 64, 100), 0);
+  EXPECT_TRUE(aligned_to(p, 64));
+  strata_free(p);
+  errno = 0;
+  EXPECT_EQ(strata_realloc(nullptr, SIZE_MAX), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_EQ(strata_usable_size(nullptr), 0u);
+}
+
+TEST(HeapApi, CallocZeroesReusedMemory) {
+  for (std::size_t size :
+       {std::size_t{24}, std::size_t{3000}, std::size_t{200000}, std::size_t{12} << 20}) {
+    void* dirty = strata_malloc(size);
+    std::memset(dirty, 0xff, size);
+    strata_free(dirty);
+    auto* p = static_cast<unsigned char*>(strata_calloc(1, size));
+    ASSERT_NE(p, nullptr);
+    for (std::size_t i = 0; i < size; i += 61) ASSERT_EQ(p[i], 0) << size;
+    strata_free(p);
+  }
+}
+
+TEST(HeapApi, ReallocPreservesContentsAndShrinksInPlace) {
+  auto* p = static_cast<unsigned char*>(strata_malloc(10));
+  for (int i = 0; i < 10; ++i) p[i] = static_cast<unsigned char>(i);
+  std::size_t size = 10;
+  for (std::size_t next : {100, 5000, 70000, 3000000, 20000000, 40000000, 1000, 7}) {
+    p = static_cast<unsigned char*>(strata_realloc(p, next));
+    ASSERT_NE(p, nullptr);
+    for (std::size_t i = 0; i < std::min<std::size_t>(size, next) && i < 10; ++i)
+      ASSERT_EQ(p[i], i);
+    size = next;
+  }
+  strata_free(p);
+  void* big = strata_malloc(1 << 20);
+  EXPECT_EQ(strata_realloc(big, (1 << 20) - 1000), big);  // shrink: no copy
+  EXPECT_EQ(strata_expand(big, strata_usable_size(big)), big);
+  strata_free(big);
+}
+
+TEST(HeapApi, HugeBlocksGrowInPlaceWhenAddressSpaceAllows) {
+  void* p = strata_malloc(std::size_t{40} << 20);
+  std::memset(p, 1, 40 << 20);
+  void* q = strata_expand(p, std::size_t{41} << 20);
+  if (q != nullptr) {  // only when the kernel left the next range free
+    EXPECT_EQ(q, p);
+    EXPECT_GE(strata_usable_size(p), std::size_t{41} << 20);
+    static_cast<char*>(p)[(41 << 20) - 1] = 2;
+  }
+  EXPECT_EQ(strata_expand(strata_malloc(100), 5000), nullptr);  // small blocks cannot grow
+  strata_free(p);
+}
+
+TEST(HeapApi, BatchAllocatesSeparateBlocks) {
+  void* blocks[1000];
+  ASSERT_EQ(strata_malloc_batch(64, 1000, blocks), 1000u);
+  std::set<void*> distinct(blocks, blocks + 1000);
+  EXPECT_EQ(distinct.size(), 1000u);
+  for (void* p : blocks) std::memset(p, 7, 64);
+  strata_free_batch(blocks, 1000);
+}
+
+TEST(HeapApiDeath, DoubleFreeIsReported) {
+  EXPECT_DEATH(
+      {
+        void* p = strata_malloc(5 << 20);  // alone on its page: the second free is detectable
+        strata_free(p);
+        strata_free(p);
+      },
+      "strata: heap corruption: double free");
+}
+
+TEST(HeapApiDeath, ForeignPointerIsReported) {
+  EXPECT_DEATH(
+      {
+        static char not_ours[64];
+        strata_free(not_ours);
+      },
+      "strata: heap corruption: free of a pointer strata did not allocate");
+}

@@ -1,0 +1,91 @@
+// Memory given back: RSS after a peak, thread churn, the large-block cache.
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "os/os.hpp"
+#include "strata/strata.h"
+
+namespace os = strata::os;
+constexpr std::size_t MiB = std::size_t{1} << 20;
+
+TEST(HeapMemory, RssFallsAfterFreeingAOneGiBPeak) {
+  for (std::size_t block : {std::size_t{64} << 10, MiB, std::size_t{16} << 20}) {
+    std::size_t base = os::current_rss();
+    std::vector<void*> blocks;
+    for (std::size_t total = 0; total < 1024 * MiB; total += block) {
+      void* p = strata_malloc(block);
+      ASSERT_NE(p, nullptr);
+      std::memset(p, 1, block);
+      blocks.push_back(p);
+    }
+    std::size_t peak = os::current_rss() - base;
+    EXPECT_GE(peak, 900 * MiB) << block;
+    for (void* p : blocks) strata_free(p);
+    // Purges run on the allocator's slow paths; an idle program reaches them
+    // through strata_collect (or its next allocations).
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    std::size_t now = 0;
+    do {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      strata_collect(0);
+      now = os::current_rss();
+    } while (now > base + peak / 10 && std::chrono::steady_clock::now() < deadline);
+    EXPECT_LT(now, base + peak / 10) << "block " << block << ": RSS " << (now - base) / MiB
+                                     << " MiB after a " << peak / MiB << " MiB peak";
+  }
+}
+
+TEST(HeapMemory, ShortLivedThreadsLeaveRssBounded) {
+  strata_stats_t before;
+  strata_stats_get(&before);
+  std::size_t base = os::current_rss();
+  std::vector<void*> survivors;  // one block per thread outlives it, freed at the end
+  for (int i = 0; i < 10000; ++i) {
+    std::thread([i, &survivors] {
+      std::vector<void*> blocks;
+      for (int j = 0; j < 40; ++j) blocks.push_back(strata_malloc(16 + (i * 7 + j * 131) % 20000));
+      for (void* p : blocks) strata_free(p);
+      survivors.push_back(strata_malloc(32));
+    }).join();
+  }
+  strata_stats_t s;
+  strata_stats_get(&s);
+  EXPECT_LT(os::current_rss(), base + 64 * MiB);
+  EXPECT_LE(s.segments, before.segments + 8);
+  EXPECT_EQ(s.threads, before.threads);  // every exited thread was retired
+  for (void* p : survivors) strata_free(p);
+}
+
+TEST(HeapMemory, RepeatedLargeBlocksDoNotCallTheOs) {
+  for (std::size_t size : {4 * MiB, 16 * MiB, 64 * MiB}) {
+    strata_free(strata_malloc(size));  // warm
+    strata_stats_t before;
+    strata_stats_get(&before);
+    for (int i = 0; i < 1000; ++i) {
+      auto* p = static_cast<char*>(strata_malloc(size));
+      p[0] = p[size - 1] = 1;
+      strata_free(p);
+    }
+    strata_stats_t after;
+    strata_stats_get(&after);
+    EXPECT_LE(after.os_calls - before.os_calls, 4u) << size;
+  }
+}
+
+TEST(HeapMemory, CollectPurgesFreedPages) {
+  std::vector<void*> blocks;
+  for (int i = 0; i < 4000; ++i) blocks.push_back(strata_malloc(8192));
+  for (void* p : blocks) std::memset(p, 1, 8192);
+  strata_stats_t full;
+  strata_stats_get(&full);
+  for (void* p : blocks) strata_free(p);
+  strata_collect(1);
+  strata_stats_t after;
+  strata_stats_get(&after);
+  EXPECT_GE(after.purged, full.purged + 16 * MiB);
+  EXPECT_LE(after.committed + 16 * MiB, full.committed);
+}
