@@ -80,7 +80,9 @@ struct frame_cache_entry {
   std::uint64_t allocator_id = 0;
   void* state = nullptr;
 };
-inline thread_local frame_cache_entry last_frame_allocator;
+// Initial-exec: one fs-relative load, no call (as the heap's own thread pointer).
+inline constinit thread_local frame_cache_entry last_frame_allocator
+    __attribute__((tls_model("initial-exec")));
 inline thread_local std::vector<frame_cache_entry> frame_allocators_of_thread;
 inline std::atomic<std::uint64_t> next_frame_allocator_id{1};
 
@@ -117,8 +119,8 @@ class frame_allocator {
   void end_frame() {
     thread_state& t = local();
     if constexpr (Config.statistics) publish(t);
-    if (options_.double_buffered) t.current ^= 1;
-    t.arenas[t.current].reset();
+    if (options_.double_buffered) t.active = &t.arenas[t.active == &t.arenas[0]];
+    t.active->reset();
     ++t.frames;
   }
 
@@ -129,7 +131,7 @@ class frame_allocator {
                                frame_tag tag = untagged) {
     thread_state& t = local();
     if constexpr (Config.statistics) attribute(t, tag, bytes);
-    return t.arenas[t.current].allocate(bytes, alignment);
+    return t.active->allocate(bytes, alignment);
   }
 
   // A no-op: frame memory goes at the end of the frame.
@@ -147,7 +149,7 @@ class frame_allocator {
                       std::size_t alignment = default_alignment, frame_tag tag = untagged) {
     thread_state& t = local();
     if constexpr (Config.statistics) attribute(t, tag, checked_multiply(size, count));
-    t.arenas[t.current].allocate_batch(size, count, out, alignment);
+    t.active->allocate_batch(size, count, out, alignment);
   }
 
   // ---- pooled small objects ------------------------------------------------
@@ -248,7 +250,7 @@ class frame_allocator {
     };
 
     frame_allocator* allocator;
-    unsigned current = 0;
+    arena_type* active = &arenas[0];  // this frame's arena
     std::uint64_t frames = 0;
     arena_type arenas[2];
     std::array<std::size_t, max_frame_tags> tag_bytes{};  // this frame

@@ -67,6 +67,14 @@ class session_heap final : public std::pmr::memory_resource {
     bytes == 0 ? strata_free(p) : strata_free_sized(p, bytes);
   }
 
+  // Start the buffer over, for the next burst: every block bumped from it so far
+  // is freed at once (none may be in use); heap blocks are untouched.
+  void rewind_buffer() {
+    if (heap_ == nullptr) [[unlikely]]
+      detail::report_misuse("use of a destroyed session_heap", "session_heap::rewind_buffer", this);
+    arena_.reset(retention::keep_everything);
+  }
+
   // Free the buffer and every overflow block at once, and the heap itself.
   void destroy() {
     if (heap_ == nullptr) [[unlikely]]

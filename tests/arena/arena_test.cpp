@@ -64,10 +64,19 @@ TEST(Arena, AlignmentNotAPowerOfTwoThrowsInvalidArgument) {
   EXPECT_THROW(arena.allocate_batch(16, 2, out, 24), std::invalid_argument);
 }
 
-TEST(Arena, UpstreamFailureThrowsBadAlloc) {
-  monotonic_arena<> arena;
+// An upstream that has nothing to give.
+struct empty_resource {
+  void* allocate(std::size_t, std::size_t) { throw std::bad_alloc(); }
+  void deallocate(void*, std::size_t, std::size_t) {}
+  bool is_equal(const empty_resource&) const { return true; }
+};
+
+TEST(Arena, UpstreamFailureAndImpossibleSizesThrowBadAlloc) {
+  monotonic_arena<empty_resource> arena;
+  EXPECT_THROW((void)arena.allocate(64, 16), std::bad_alloc);
   EXPECT_THROW((void)arena.allocate(SIZE_MAX - 8, 16), std::bad_alloc);
-  EXPECT_THROW((void)arena.allocate(std::size_t{1} << 62, 16), std::bad_alloc);
+  monotonic_arena<> on_malloc;
+  EXPECT_THROW((void)on_malloc.allocate(SIZE_MAX - 8, 16), std::bad_alloc);
 }
 
 TEST(Arena, BatchGivesSeparateAlignedBlocks) {

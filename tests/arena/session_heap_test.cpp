@@ -58,6 +58,18 @@ TEST(SessionHeap, OverflowFallsBackToTheHeapAndFreesIndividually) {
   session.deallocate(big, 32 << 20);
 }
 
+TEST(SessionHeap, RewindBufferReusesItForTheNextBurst) {
+  strata::session_heap session(64 * 1024);
+  void* first = session.allocate(256);
+  for (int i = 0; i < 1000; ++i) (void)session.allocate(256);  // some overflow
+  void* overflow = session.allocate(256);
+  std::memset(overflow, 3, 256);
+  session.rewind_buffer();
+  EXPECT_EQ(session.allocate(256), first);
+  EXPECT_EQ(static_cast<unsigned char*>(overflow)[255], 3);
+  session.deallocate(overflow, 256);
+}
+
 TEST(SessionHeap, BadAlignmentThrows) {
   strata::session_heap session;
   EXPECT_THROW((void)session.allocate(64, 48), std::invalid_argument);
