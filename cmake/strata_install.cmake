@@ -1,7 +1,7 @@
 # Install rules, the CMake package (find_package(strata) -> strata::strata) and pkg-config.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS strata strata_static EXPORT strataTargets
+install(TARGETS strata strata_static strata-malloc strata-malloc-dlopen strata-malloc-static EXPORT strataTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -1,0 +1,199 @@
+// The C allocation entry points of the drop-in replacement (LD_PRELOAD or
+// linked first): malloc, free and the rest of the glibc family, including the
+// __libc_* aliases, forwarded to the strata heap.
+//
+// Pointers strata did not allocate (taken from glibc before the override took
+// effect, e.g. by the dynamic loader) are handed back to the C library.
+#include <dlfcn.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <bit>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "heap/heap.hpp"
+#include "options/options.hpp"
+#include "strata/strata.h"
+
+#define STRATA_OVERRIDE extern "C" __attribute__((visibility("default")))
+
+namespace strata::heap {
+void fork_prepare() noexcept;
+void fork_parent() noexcept;
+void fork_child() noexcept;
+}  // namespace strata::heap
+
+namespace {
+
+using namespace strata;
+
+// The C library's own functions, for pointers that are not strata's.
+template <class Fn>
+Fn next_symbol(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+void free_with_libc(void* p) {
+  static auto libc_free = next_symbol<void (*)(void*)>("free");
+  if (libc_free != nullptr) libc_free(p);
+}
+
+std::size_t libc_usable_size(void* p) {
+  static auto libc_usable = next_symbol<std::size_t (*)(void*)>("malloc_usable_size");
+  return libc_usable != nullptr ? libc_usable(p) : 0;
+}
+
+bool is_strata(const void* p) {
+  return heap::segment_map::contains(heap::segment_of(p));
+}
+
+void print_stats_at_exit() {
+  if (options::get(STRATA_OPTION_SHOW_STATS) != 0) strata_stats_print(stderr, 0);
+}
+
+__attribute__((constructor(101))) void override_init() {
+  options::initialize();
+  heap::set_foreign_free_handler(free_with_libc);
+  pthread_atfork(heap::fork_prepare, heap::fork_parent, heap::fork_child);
+  atexit(print_stats_at_exit);
+}
+
+}  // namespace
+
+STRATA_OVERRIDE void* malloc(size_t size) noexcept {
+  return heap::heap_malloc(heap::tls_heap, size);
+}
+
+STRATA_OVERRIDE void free(void* p) noexcept {
+  heap::heap_free(p);
+}
+
+STRATA_OVERRIDE void cfree(void* p) noexcept {
+  heap::heap_free(p);
+}
+
+STRATA_OVERRIDE void* calloc(size_t count, size_t size) noexcept {
+  return strata_calloc(count, size);
+}
+
+STRATA_OVERRIDE void* realloc(void* p, size_t size) noexcept {
+  if (p != nullptr && !is_strata(p)) {  // a C library block moves into strata
+    std::size_t old = libc_usable_size(p);
+    void* q = strata_malloc(size);
+    if (q == nullptr) return nullptr;
+    std::memcpy(q, p, old < size ? old : size);
+    free_with_libc(p);
+    return q;
+  }
+  if (p != nullptr && size == 0) {  // as glibc: free, and no block
+    heap::heap_free(p);
+    return nullptr;
+  }
+  return strata_realloc(p, size);
+}
+
+STRATA_OVERRIDE void* reallocarray(void* p, size_t count, size_t size) noexcept {
+  size_t total;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return realloc(p, total);
+}
+
+STRATA_OVERRIDE void* memalign(size_t alignment, size_t size) noexcept {
+  // glibc rounds a non-power-of-two alignment up instead of failing.
+  if (alignment != 0 && (alignment & (alignment - 1)) != 0) alignment = std::bit_ceil(alignment);
+  return strata_malloc_aligned(size, alignment == 0 ? 1 : alignment);
+}
+
+STRATA_OVERRIDE void* aligned_alloc(size_t alignment, size_t size) noexcept {
+  return strata_aligned_alloc(alignment, size);
+}
+
+STRATA_OVERRIDE int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
+  return strata_posix_memalign(out, alignment, size);
+}
+
+STRATA_OVERRIDE void* valloc(size_t size) noexcept {
+  return strata_malloc_aligned(size, static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+}
+
+STRATA_OVERRIDE void* pvalloc(size_t size) noexcept {
+  auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (size > SIZE_MAX - page) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return strata_malloc_aligned(size == 0 ? page : (size + page - 1) & ~(page - 1), page);
+}
+
+STRATA_OVERRIDE size_t malloc_usable_size(void* p) noexcept {
+  if (p == nullptr) return 0;
+  return is_strata(p) ? strata_usable_size(p) : libc_usable_size(p);
+}
+
+STRATA_OVERRIDE int malloc_trim(size_t) noexcept {
+  strata_collect(1);
+  return 1;
+}
+
+STRATA_OVERRIDE struct mallinfo2 mallinfo2() noexcept {
+  strata_stats_t s;
+  strata_stats_get(&s);
+  struct mallinfo2 info {};
+  info.arena = s.committed - (s.huge_in_use < s.committed ? s.huge_in_use : 0);
+  info.ordblks = static_cast<size_t>(s.pages);
+  info.hblks = 0;
+  info.hblkhd = s.huge_in_use;
+  info.uordblks = s.in_use;
+  info.fordblks = s.committed > s.in_use ? s.committed - s.in_use : 0;
+  info.usmblks = s.peak_in_use;
+  info.keepcost = 0;
+  return info;
+}
+
+STRATA_OVERRIDE struct mallinfo mallinfo() noexcept {
+  struct mallinfo2 wide = mallinfo2();
+  struct mallinfo info {};
+  auto clamp = [](size_t v) { return static_cast<int>(v > INT32_MAX ? INT32_MAX : v); };
+  info.arena = clamp(wide.arena);
+  info.ordblks = clamp(wide.ordblks);
+  info.hblkhd = clamp(wide.hblkhd);
+  info.uordblks = clamp(wide.uordblks);
+  info.fordblks = clamp(wide.fordblks);
+  info.usmblks = clamp(wide.usmblks);
+  return info;
+}
+
+// glibc's internal names, called directly by some programs and libraries.
+STRATA_OVERRIDE void* __libc_malloc(size_t size) noexcept {
+  return malloc(size);
+}
+STRATA_OVERRIDE void __libc_free(void* p) noexcept {
+  free(p);
+}
+STRATA_OVERRIDE void __libc_cfree(void* p) noexcept {
+  free(p);
+}
+STRATA_OVERRIDE void* __libc_calloc(size_t count, size_t size) noexcept {
+  return calloc(count, size);
+}
+STRATA_OVERRIDE void* __libc_realloc(void* p, size_t size) noexcept {
+  return realloc(p, size);
+}
+STRATA_OVERRIDE void* __libc_memalign(size_t alignment, size_t size) noexcept {
+  return memalign(alignment, size);
+}
+STRATA_OVERRIDE void* __libc_valloc(size_t size) noexcept {
+  return valloc(size);
+}
+STRATA_OVERRIDE void* __libc_pvalloc(size_t size) noexcept {
+  return pvalloc(size);
+}
+STRATA_OVERRIDE int __posix_memalign(void** out, size_t alignment, size_t size) noexcept {
+  return posix_memalign(out, alignment, size);
+}
