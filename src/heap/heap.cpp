@@ -65,13 +65,16 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
 
 // A new page for `cls` from one of the thread's segments, adding segments
 // (adopted from exited threads or fresh) until one has a long enough run.
+// Slices that still hold memory go first: reusing them costs no page faults.
 page* page_alloc(heap* h, std::size_t cls) {
   thread_context* ctx = h->context;
   std::size_t count = page_slices(cls);
   for (;;) {
-    for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
-      std::size_t first = segment_claim_slices(seg, count);
-      if (first != 0) return page_init(h, seg, first, count, cls);
+    for (bool dirty_only : {true, false}) {
+      for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
+        std::size_t first = segment_claim_slices(seg, count, dirty_only);
+        if (first != 0) return page_init(h, seg, first, count, cls);
+      }
     }
     if (thread_acquire_segment(ctx) == nullptr) return nullptr;
   }

@@ -33,6 +33,9 @@ segment* thread_acquire_segment(thread_context* ctx);
 // Take over one segment of an exited thread; false when there is none.
 bool thread_adopt_abandoned(thread_context* ctx);
 void thread_purge_due(thread_context* ctx, bool force);
+// Purge a segment's free slices; an empty segment then goes to the shared cache
+// unless it is the thread's last one.
+void thread_purge_segment(thread_context* ctx, segment* seg);
 // Sample the bytes in use for the peak statistic (when the heap grows).
 void stats_sample_peak() noexcept;
 // Report detected heap corruption (one line) and abort.

@@ -96,22 +96,13 @@ void page_free(heap* h, page* pg) {
   pg->owner.store(0, std::memory_order_relaxed);
   segment_free_slices(seg, pg->slice_index, pg->slice_count);
 
+  // The slices keep their memory until the purge delay has passed since the
+  // segment's last free: a heap that frees and reallocates in waves reuses them.
   thread_context* ctx = h->context;
-  if (segment_is_empty(seg) && ctx->segment_count > 1) {
-    // Unlink the empty segment and hand it to the cache.
-    if (seg->prev != nullptr)
-      seg->prev->next = seg->next;
-    else
-      ctx->segments = seg->next;
-    if (seg->next != nullptr) seg->next->prev = seg->prev;
-    ctx->segment_count--;
-    segment_release(seg);
-    return;
-  }
   long delay = options::get(STRATA_OPTION_PURGE_DELAY_MS);
   if (delay == 0) {
-    segment_purge(seg);
-  } else if (delay > 0 && seg->purge_deadline == 0) {
+    thread_purge_segment(ctx, seg);
+  } else if (delay > 0) {
     seg->purge_deadline = clock_ms() + delay;
     if (ctx->next_purge == 0 || seg->purge_deadline < ctx->next_purge)
       ctx->next_purge = seg->purge_deadline;

@@ -261,22 +261,22 @@ void huge_segment_release(segment* seg) {
   global_stats::segments_cached.fetch_add(1, std::memory_order_relaxed);
 }
 
-std::size_t segment_claim_slices(segment* seg, std::size_t count) {
+std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_only) {
+  std::uint64_t avail[bitmap_words];
+  for (std::size_t w = 0; w < bitmap_words; ++w)
+    avail[w] = seg->free_slices[w] & (dirty_only ? seg->dirty_slices[w] : ~std::uint64_t{0});
   std::size_t run = 0;
   std::size_t start = 0;
   for (std::size_t i = 1; i < slice_count; ++i) {
-    std::uint64_t word = seg->free_slices[i / 64] >> (i % 64);
-    if (word == 0) {  // no free slice in the rest of this word
+    std::uint64_t word = avail[i / 64] >> (i % 64);
+    if (word == 0) {  // nothing available in the rest of this word
       run = 0;
       i |= 63;
       continue;
     }
-    if (run == 0 && (word & 1) == 0) {  // jump to the next free slice
-      i += static_cast<std::size_t>(std::countr_zero(word)) - 1;
-      continue;
-    }
-    if ((word & 1) == 0) {
+    if ((word & 1) == 0) {  // skip to the next available slice
       run = 0;
+      i += static_cast<std::size_t>(std::countr_zero(word)) - 1;
       continue;
     }
     if (run++ == 0) start = i;

@@ -78,8 +78,9 @@ void segment_release(segment* seg);
 segment* huge_segment_acquire(std::size_t size, std::size_t alignment);
 void huge_segment_release(segment* seg);
 
-// Find and claim `count` free slices; returns the first slice index or 0 when none.
-std::size_t segment_claim_slices(segment* seg, std::size_t count);
+// Find and claim `count` free slices (only slices still holding memory when
+// dirty_only); returns the first slice index, or 0 when there is no such run.
+std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_only);
 // Return the slices of `pg` to the segment's free set.
 void segment_free_slices(segment* seg, std::size_t first, std::size_t count);
 // Purge the free dirty slices of a segment now.

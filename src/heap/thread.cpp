@@ -39,7 +39,7 @@ void for_each_page(segment* seg, Visit visit) {
 }
 
 // Take over an exited thread's segment: its pages join `ctx`'s main heap.
-// Returns false when all its pages were empty and the segment went to the cache.
+// Returns false when all its pages were empty (the segment is purged later).
 bool adopt_segment(thread_context* ctx, segment* seg) {
   heap* h = &ctx->main_heap;
   seg->owner = ctx;
@@ -56,7 +56,7 @@ bool adopt_segment(thread_context* ctx, segment* seg) {
     page_collect(pg);
     queue_push_back(h->queues[pg->size_class], pg);
     if (pg->used == 0) {
-      page_free(h, pg);  // may hand the segment to the cache once its last page goes
+      page_free(h, pg);
     } else {
       ++live;
       if (h->queues[pg->size_class].first == pg) heap_set_current(h, pg->size_class);
@@ -146,7 +146,7 @@ bool thread_adopt_abandoned(thread_context* ctx) {
       if (seg != nullptr) abandoned = seg->next;
     }
     if (seg == nullptr) return false;
-    if (adopt_segment(ctx, seg)) return true;  // otherwise it was empty and went to the cache
+    if (adopt_segment(ctx, seg)) return true;  // otherwise it held nothing: try the next
   }
 }
 
@@ -165,15 +165,28 @@ segment* thread_acquire_segment(thread_context* ctx) {
   return seg;
 }
 
+void thread_purge_segment(thread_context* ctx, segment* seg) {
+  segment_purge(seg);
+  if (!segment_is_empty(seg) || ctx->segment_count <= 1) return;
+  if (seg->prev != nullptr)
+    seg->prev->next = seg->next;
+  else
+    ctx->segments = seg->next;
+  if (seg->next != nullptr) seg->next->prev = seg->prev;
+  ctx->segment_count--;
+  segment_release(seg);
+}
+
 void thread_purge_due(thread_context* ctx, bool force) {
   std::int64_t now = clock_ms();
   std::int64_t earliest = 0;
-  for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
-    if (seg->purge_deadline == 0 && !force) continue;
-    if (force || seg->purge_deadline <= now)
-      segment_purge(seg);
-    else if (earliest == 0 || seg->purge_deadline < earliest)
+  for (segment* seg = ctx->segments; seg != nullptr;) {
+    segment* next = seg->next;
+    if (force || (seg->purge_deadline != 0 && seg->purge_deadline <= now))
+      thread_purge_segment(ctx, seg);
+    else if (seg->purge_deadline != 0 && (earliest == 0 || seg->purge_deadline < earliest))
       earliest = seg->purge_deadline;
+    seg = next;
   }
   ctx->next_purge = earliest;
 }
