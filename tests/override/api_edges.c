@@ -18,6 +18,8 @@ static volatile size_t half_huge_size = SIZE_MAX / 2 + 2;
 static volatile size_t over_ptrdiff_size = (size_t)PTRDIFF_MAX + 1;
 // A strndup bound larger than its string, opaque so the compiler does not warn.
 static volatile size_t generous_bound = 100;
+// An alignment that is not a power of two, opaque for the same reason.
+static volatile size_t odd_alignment = 48;
 
 static int is_aligned(const void* pointer, size_t alignment) {
   return ((uintptr_t)pointer & (alignment - 1)) == 0;
@@ -170,7 +172,7 @@ static void check_aligned(void) {
   CHECK(memalign(64, huge_size) == NULL, "memalign(64, SIZE_MAX) succeeded");
   EXPECT_GLIBC(errno == ENOMEM, "memalign(64, SIZE_MAX) set errno %d", errno);
   // glibc rounds a non-power-of-two memalign alignment up to the next power of two.
-  void* rounded = memalign(48, 100);
+  void* rounded = memalign(odd_alignment, 100);
   EXPECT_GLIBC(rounded != NULL && is_aligned(rounded, 64), "memalign(48, 100) = %p", rounded);
   free(rounded);
 
