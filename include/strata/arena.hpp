@@ -229,11 +229,11 @@ class monotonic_arena {
   T* make(Args&&... args) {
     void* storage = allocate(sizeof(T), alignof(T));
     if constexpr (std::is_trivially_destructible_v<T>) {
-      return ::new (storage) T(std::forward<Args>(args)...);
+      return detail::construct_in<T>(storage, std::forward<Args>(args)...);
     } else {
       auto* node = static_cast<detail::destructor_node*>(
           allocate(sizeof(detail::destructor_node), alignof(detail::destructor_node)));
-      T* object = ::new (storage) T(std::forward<Args>(args)...);
+      T* object = detail::construct_in<T>(storage, std::forward<Args>(args)...);
       *node = {&destroy_objects<T>, object, 1, destructors_};
       destructors_ = node;
       return object;

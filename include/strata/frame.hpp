@@ -162,8 +162,9 @@ class frame_allocator {
   }
 
   // Free a pooled block from any thread; another thread's block waits for its
-  // owner's next frame. A block of another allocator aborts.
+  // owner's next frame. Null is ignored; a block of another allocator aborts.
   void pool_deallocate(void* p) {
+    if (p == nullptr) return;
     pool_type* pool = pool_type::owner_of(p, options_.pool_page_bytes);
     auto* owner = static_cast<thread_state*>(pool->context());
     if (owner->allocator != this) [[unlikely]]

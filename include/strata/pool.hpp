@@ -351,7 +351,7 @@ class object_pool {
   [[nodiscard]] T* create(Args&&... args) {
     void* block = pool_.allocate();
     try {
-      return ::new (block) T(std::forward<Args>(args)...);
+      return detail::construct_in<T>(block, std::forward<Args>(args)...);
     } catch (...) {
       pool_.deallocate(block);
       throw;

@@ -20,6 +20,8 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -86,6 +88,16 @@ namespace detail {
 // Throw the exception for a count * size that overflows.
 [[noreturn]] __attribute__((cold, noinline)) inline void throw_bad_array_length() {
   throw std::bad_array_new_length();
+}
+
+// Construct a T in `storage`: with parentheses when T has such a constructor,
+// else with braces (aggregates; clang 14 lacks parenthesised aggregate init).
+template <class T, class... Args>
+T* construct_in(void* storage, Args&&... args) {
+  if constexpr (std::is_constructible_v<T, Args...>)
+    return ::new (storage) T(std::forward<Args>(args)...);
+  else
+    return ::new (storage) T{std::forward<Args>(args)...};
 }
 
 }  // namespace detail
@@ -168,8 +180,8 @@ struct new_delete_resource {
     return ::operator new (bytes, std::align_val_t{alignment});
   }
   // Return a block through the matching ::operator delete.
-  void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) noexcept {
-    ::operator delete (p, bytes, std::align_val_t{alignment});
+  void deallocate(void* p, std::size_t, std::size_t alignment = default_alignment) noexcept {
+    ::operator delete (p, std::align_val_t{alignment});
   }
   bool is_equal(const new_delete_resource&) const noexcept { return true; }
 };
