@@ -107,6 +107,11 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
   remote_free(pg, b);
 }
 
+void page_emptied_by_owner(page* pg) noexcept {
+  if (pg->used > pg->reserved) heap_corruption("double free", pg->free);
+  page_emptied(pg->owner_heap.load(std::memory_order_relaxed), pg);
+}
+
 void remote_flush_all(thread_context* ctx) {
   for (remote_batch& batch : ctx->batches)
     if (batch.count != 0) flush(ctx, batch);

@@ -97,6 +97,7 @@ constexpr heap::heap() : direct{}, current{} {
 void* malloc_refill(heap* h, std::size_t size) noexcept;
 void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept;
 void free_slow(segment* seg, page* pg, void* p) noexcept;
+void page_emptied_by_owner(page* pg) noexcept;
 void free_foreign(void* p) noexcept;
 heap* thread_heap_init() noexcept;
 
@@ -127,14 +128,22 @@ inline void heap_free(void* p) noexcept {
   segment* seg = segment_of(p);
   if (STRATA_UNLIKELY(!segment_map::contains(seg))) return free_foreign(p);
   page* pg = seg->page_of(p);
-  // Flags in the owner word (full page, aligned blocks) and the last block of
-  // a page all divert to the slow path with this one compare pair.
-  if (STRATA_LIKELY(pg->owner.load(std::memory_order_relaxed) == os::thread_id() && pg->used > 1)) {
+  // Flag bits in the owner word (full page, aligned blocks) divert to the slow path.
+  if (STRATA_LIKELY(pg->owner.load(std::memory_order_relaxed) == os::thread_id())) {
     auto* b = static_cast<block*>(p);
     b->next = pg->free;
     pg->free = b;
-    pg->used--;
-    tls_heap->counters.frees[pg->size_class].add(1);
+    std::uint32_t used = pg->used - 1;
+    pg->used = used;
+    heap* h = tls_heap;
+    std::uint32_t cls = pg->size_class;
+    h->counters.frees[cls].add(1);
+    // One compare catches both a page left empty (0 - 1 wraps) and a double free
+    // (used wrapped). The page malloc takes blocks from stays as it is, empty.
+    if (STRATA_UNLIKELY(used - 1 >= pg->reserved)) {
+      if (used == 0 && h->current[cls] == pg) return;
+      page_emptied_by_owner(pg);
+    }
     return;
   }
   free_slow(seg, pg, p);

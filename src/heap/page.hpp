@@ -33,15 +33,15 @@ struct page {
   // Fast-path fields first: one cache line serves malloc and free.
   block* free;                        // blocks ready to hand out (owner only)
   std::uint32_t used;                 // blocks handed out, including those in thread_free
-  std::uint32_t size_class;           // class index; class_count for a huge block
-  std::size_t block_size;             // bytes per block
+  std::uint32_t reserved;             // blocks the page can hold
   std::atomic<std::uintptr_t> owner;  // owning thread id | flags; 0 when abandoned
+  std::uint32_t size_class;           // class index; class_count for a huge block
+  std::uint32_t capacity;             // blocks carved out of the page so far
+  std::size_t block_size;             // bytes per block
 
   std::atomic<std::uintptr_t> thread_free;  // blocks freed by other threads | thread_free_full
   std::atomic<heap*> owner_heap;            // read by other threads only as a hint
   std::uint8_t* area;                       // first block
-  std::uint32_t capacity;                   // blocks carved out of the page so far
-  std::uint32_t reserved;                   // blocks the page can hold
   std::uint32_t slice_index;                // first slice in the segment
   std::uint32_t slice_count;                // 0 while the slice run is not a page
   page* next;                               // in the heap's queue or full list

@@ -225,7 +225,7 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
   seg->next = seg->prev = nullptr;
   seg->purge_deadline = 0;
   seg->pages_in_use = 1;
-  seg->slice_page[0] = 0;
+  seg->slice_page[0] = seg->descriptor_offset(0);
   page* pg = &seg->pages[0];
   pg->area = reinterpret_cast<std::uint8_t*>(seg) + offset;
   pg->block_size = seg->size - offset;
@@ -286,7 +286,7 @@ std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_onl
       set_bits(seg->free_slices, start, count, false);
       set_bits(seg->dirty_slices, start, count, false);
       for (std::size_t s = start; s < start + count; ++s)
-        seg->slice_page[s] = static_cast<std::uint16_t>(start);
+        seg->slice_page[s] = seg->descriptor_offset(start);
       seg->pages_in_use++;
       global_stats::pages.fetch_add(1, std::memory_order_relaxed);
       return start;

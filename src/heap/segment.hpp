@@ -34,14 +34,22 @@ struct segment {
   std::uint32_t pages_in_use;
   std::uint64_t free_slices[bitmap_words];   // 1 = slice not part of a page
   std::uint64_t dirty_slices[bitmap_words];  // 1 = free slice that may still hold memory
-  std::uint16_t slice_page[slice_count];     // slice -> first slice of its page
+  std::uint16_t slice_page[slice_count];     // slice -> byte offset of its page descriptor
   page pages[slice_count];                   // descriptor of each page, at its first slice
 
-  // The page holding address `p` inside this segment.
+  // The page holding address `p` inside this segment: one load and an add.
   page* page_of(const void* p) {
     std::size_t offset = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(p) -
                                                   reinterpret_cast<std::uintptr_t>(this));
-    return &pages[slice_page[offset >> page_shift]];
+    return page_at(slice_page[offset >> page_shift]);
+  }
+  page* page_at(std::uint16_t descriptor_offset) {
+    return reinterpret_cast<page*>(reinterpret_cast<std::uint8_t*>(this) + descriptor_offset);
+  }
+  // What slice_page holds for the slices of the page starting at `first`.
+  std::uint16_t descriptor_offset(std::size_t first) {
+    return static_cast<std::uint16_t>(reinterpret_cast<std::uint8_t*>(&pages[first]) -
+                                      reinterpret_cast<std::uint8_t*>(this));
   }
   std::uint8_t* slice_start(std::size_t slice) {
     return reinterpret_cast<std::uint8_t*>(this) + slice * slice_size;
@@ -49,6 +57,7 @@ struct segment {
 };
 
 static_assert(sizeof(segment) <= slice_size, "segment header must fit in slice 0");
+static_assert(sizeof(segment) <= 65535, "page descriptor offsets must fit slice_page");
 
 inline segment* segment_of(const void* p) {
   return reinterpret_cast<segment*>(reinterpret_cast<std::uintptr_t>(p) & ~(segment_size - 1));

@@ -32,7 +32,7 @@ void for_each_page(segment* seg, Visit visit) {
       ++i;
       continue;
     }
-    page* pg = &seg->pages[seg->slice_page[i]];
+    page* pg = seg->page_at(seg->slice_page[i]);
     i = pg->slice_index + pg->slice_count;
     visit(pg);
   }
