@@ -329,3 +329,23 @@ TEST(Arena, ServesStdPmrContainersThroughResourceRef) {
 }
 
 }  // namespace
+
+#ifdef STRATA_ASAN
+using ArenaAsanDeathTest = testing::Test;
+
+// Reads through a pointer the optimiser cannot see through.
+unsigned char read_byte(volatile unsigned char* p) {
+  return *p;
+}
+
+TEST(ArenaAsanDeathTest, AddressSanitizerSeesRewoundAndUnallocatedMemory) {
+  monotonic_arena<> arena;
+  auto* live = static_cast<unsigned char*>(arena.allocate(64));
+  EXPECT_EQ(read_byte(live + 63) | 1, read_byte(live + 63) | 1);
+  EXPECT_DEATH((void)read_byte(live + 64), "use-after-poison");
+  strata::arena_mark m = arena.mark();
+  auto* rewound = static_cast<unsigned char*>(arena.allocate(64));
+  arena.rewind(m);
+  EXPECT_DEATH((void)read_byte(rewound), "use-after-poison");
+}
+#endif

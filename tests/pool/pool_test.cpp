@@ -169,3 +169,22 @@ TEST(ObjectPool, ConstructsAndDestroys) {
 }
 
 }  // namespace
+
+#ifdef STRATA_ASAN
+namespace {
+
+using PoolAsanDeathTest = testing::Test;
+
+unsigned char read_byte(volatile unsigned char* p) {
+  return *p;
+}
+
+TEST(PoolAsanDeathTest, AddressSanitizerSeesFreedBlocks) {
+  checked_pool pool(64, 16, 4096);
+  auto* p = static_cast<unsigned char*>(pool.allocate());
+  pool.deallocate(p);
+  EXPECT_DEATH((void)read_byte(p + 32), "use-after-poison");
+}
+
+}  // namespace
+#endif
