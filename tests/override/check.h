@@ -19,7 +19,7 @@
 // Whether the allocator promises glibc-identical edge cases (set by the driver for
 // glibc and strata); other allocators are held to POSIX only.
 static inline int strict_glibc_behaviour(void) {
-  const char* strict = getenv("STRATA_OVERRIDE_STRICT");
+  const char* strict = getenv("OVERRIDE_TEST_STRICT");
   return strict != NULL && strict[0] == '1';
 }
 

@@ -3,7 +3,7 @@
 # 0 and print byte-identical standard output.
 #
 # Usage: compare_with_glibc.sh PRELOAD COMMAND [ARGS...]
-#   PRELOAD as for run_preloaded.sh ($STRATA_PRELOAD replaces it; 77 = not built).
+#   PRELOAD as for run_preloaded.sh ($OVERRIDE_PRELOAD replaces it; 77 = not built).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/preload.sh"
@@ -11,7 +11,7 @@ source "$here/preload.sh"
 preload=$(preload_resolve "$1")
 shift
 preload_env=$(preload_environment "$preload")
-timeout_s=${STRATA_OVERRIDE_TIMEOUT:-150}
+timeout_s=${OVERRIDE_TEST_TIMEOUT:-150}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -29,7 +29,7 @@ run_once() {
 }
 
 command=("$@")
-run_once glibc STRATA_OVERRIDE_STRICT=1
+run_once glibc OVERRIDE_TEST_STRICT=1
 # shellcheck disable=SC2086
 run_once preloaded $preload_env
 if ! cmp -s "$scratch/glibc.out" "$scratch/preloaded.out"; then

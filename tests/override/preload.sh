@@ -4,7 +4,7 @@
 # preload_resolve REQUESTED: print the library to preload ("glibc" for none);
 # exit 77 with a SKIP line when it does not exist.
 preload_resolve() {
-  local requested=${STRATA_PRELOAD:-$1}
+  local requested=${OVERRIDE_PRELOAD:-$1}
   if [ "$requested" = glibc ] || [ -z "$requested" ]; then
     echo glibc
     return
@@ -23,8 +23,8 @@ preload_environment() {
     glibc | libstrata-malloc*) strict=1 ;;
   esac
   if [ "$library" = glibc ]; then
-    echo "STRATA_OVERRIDE_STRICT=$strict"
+    echo "OVERRIDE_TEST_STRICT=$strict"
   else
-    echo "STRATA_OVERRIDE_STRICT=$strict LD_PRELOAD=$library"
+    echo "OVERRIDE_TEST_STRICT=$strict LD_PRELOAD=$library"
   fi
 }

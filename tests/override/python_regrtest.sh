@@ -3,7 +3,7 @@
 # the verdict of every single test must be the same.
 #
 # Usage: python_regrtest.sh PRELOAD
-# Uses $STRATA_PYTHON, else /usr/bin/python3, else python3 on PATH, whichever first has
+# Uses $OVERRIDE_TEST_PYTHON, else /usr/bin/python3, else python3 on PATH, whichever first has
 # its test package (Debian: libpython3.11-testsuite); exits 77 (skip) when none has.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,7 +28,7 @@ has_test_modules() {
   "$1" -c "import test.${modules[0]}, test.${modules[-1]}" >/dev/null 2>&1
 }
 
-candidates=("${STRATA_PYTHON:-}" /usr/bin/python3)
+candidates=("${OVERRIDE_TEST_PYTHON:-}" /usr/bin/python3)
 if command -v python3 >/dev/null; then
   candidates+=("$(python3 -c 'import sys; print(sys.executable)')")
 fi

@@ -3,9 +3,9 @@
 #
 # Usage: run_preloaded.sh PRELOAD PROGRAM [ARGS...]
 #   PRELOAD  the allocator library to preload, or "glibc" for none.
-#            $STRATA_PRELOAD, when set, replaces it (e.g. to check mimalloc).
+#            $OVERRIDE_PRELOAD, when set, replaces it (e.g. to check mimalloc).
 # Exits 77 (CTest skip) when the library has not been built. The program sees
-# STRATA_OVERRIDE_STRICT=1 when the allocator promises glibc-identical edge cases
+# OVERRIDE_TEST_STRICT=1 when the allocator promises glibc-identical edge cases
 # (glibc itself and strata); other allocators are held to POSIX only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,4 +16,4 @@ shift
 preload_env=$(preload_environment "$preload")
 
 # shellcheck disable=SC2086
-exec timeout --kill-after=5 "${STRATA_OVERRIDE_TIMEOUT:-120}" env $preload_env "$@"
+exec timeout --kill-after=5 "${OVERRIDE_TEST_TIMEOUT:-120}" env $preload_env "$@"
