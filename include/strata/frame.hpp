@@ -80,9 +80,8 @@ struct frame_cache_entry {
   std::uint64_t allocator_id = 0;
   void* state = nullptr;
 };
-// Initial-exec: one fs-relative load, no call (as the heap's own thread pointer).
-inline constinit thread_local frame_cache_entry last_frame_allocator
-    __attribute__((tls_model("initial-exec")));
+// Constant-initialised, so reaching it needs no guard or wrapper call.
+inline constinit thread_local frame_cache_entry last_frame_allocator;
 inline thread_local std::vector<frame_cache_entry> frame_allocators_of_thread;
 inline std::atomic<std::uint64_t> next_frame_allocator_id{1};
 
