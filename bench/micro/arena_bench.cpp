@@ -247,6 +247,21 @@ void frames_strata_minimal(benchmark::State& state) {
 }
 BENCHMARK(frames_strata_minimal)->Name("frame/strata_frame_allocator_minimal")->Apply(frame_names);
 
+void frames_strata_thread_arena(benchmark::State& state) {
+  const std::vector<std::size_t> sizes = scenario(state.range(0));
+  strata::frame_allocator<> frames;
+  for (auto _ : state) {
+    frames.begin_frame();
+    auto& arena = frames.this_thread_arena();
+    for (std::size_t s : sizes) benchmark::DoNotOptimize(arena.allocate(s, 16));
+    frames.end_frame();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * sizes.size()));
+}
+BENCHMARK(frames_strata_thread_arena)
+    ->Name("frame/strata_frame_this_thread_arena")
+    ->Apply(frame_names);
+
 void frames_pmr_monotonic(benchmark::State& state) {
   const std::vector<std::size_t> sizes = scenario(state.range(0));
   std::vector<char> buffer(1 << 20);

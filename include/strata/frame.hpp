@@ -90,11 +90,12 @@ inline std::atomic<std::uint64_t> next_frame_allocator_id{1};
 template <host_resource Upstream = malloc_resource, frame_config Config = frame_config{}>
 class frame_allocator {
   static constexpr arena_config arena_settings{.statistics = false, .checked = false};
-  using arena_type = monotonic_arena<upstream_ref<Upstream>, arena_settings>;
   using slab_type = slab<upstream_ref<Upstream>>;
   using pool_type = fixed_pool<upstream_ref<slab_type>, pool_config{.checked = false}>;
 
  public:
+  using arena_type = monotonic_arena<upstream_ref<Upstream>, arena_settings>;
+
   // Pool size classes: 16, 32, 64, 128, 256 bytes.
   static constexpr std::size_t max_pooled_bytes = 256;
 
@@ -132,6 +133,10 @@ class frame_allocator {
     if constexpr (Config.statistics) attribute(t, tag, bytes);
     return t.active->allocate(bytes, alignment);
   }
+
+  // The calling thread's arena for this frame, for hot loops: no per-call
+  // thread lookup, no tag counting. Valid until this thread's end_frame().
+  arena_type& this_thread_arena() { return *local().active; }
 
   // A no-op: frame memory goes at the end of the frame.
   void deallocate(void*, std::size_t, std::size_t = default_alignment) noexcept {}
@@ -299,8 +304,12 @@ class frame_allocator {
   // Attribute `bytes` of this frame to `tag`.
   static void attribute(thread_state& t, frame_tag tag, std::size_t bytes) {
     if (tag >= max_frame_tags) [[unlikely]]
-      throw std::invalid_argument("strata: frame tag out of range");
+      throw_bad_tag(tag);
     t.tag_bytes[tag] += bytes;
+  }
+
+  [[noreturn]] [[gnu::cold, gnu::noinline]] static void throw_bad_tag(frame_tag tag) {
+    throw std::invalid_argument("strata: frame tag " + std::to_string(tag) + " out of range");
   }
 
   // Fold this thread's frame into its published report, and start a new count.

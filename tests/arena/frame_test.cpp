@@ -57,6 +57,22 @@ TEST(Frame, DoubleBufferedDataLivesUntilTheNextFrameEnds) {
   frames.end_frame();
 }
 
+TEST(Frame, ThisThreadArenaIsTheFramesArena) {
+  strata::frame_allocator<> frames(small_frames(true));
+  frames.begin_frame();
+  auto& arena = frames.this_thread_arena();
+  void* p = arena.allocate(64);
+  std::memset(p, 1, 64);
+  frames.end_frame();
+  frames.begin_frame();
+  EXPECT_NE(&frames.this_thread_arena(), &arena);  // double buffered: the other arena
+  frames.end_frame();
+  frames.begin_frame();
+  EXPECT_EQ(&frames.this_thread_arena(), &arena);
+  EXPECT_EQ(arena.allocate(64), p);
+  frames.end_frame();
+}
+
 TEST(Frame, BatchAndArraysAreSeparateAlignedBlocks) {
   strata::frame_allocator<> frames(small_frames());
   std::vector<void*> blocks(1000);
