@@ -8,14 +8,13 @@ scripts/install-deps.sh test
 jobs=$(nproc)
 run_preset() {
   local preset=$1; shift
-  cmake --preset "$preset" -DSTRATA_BUILD_BENCH=OFF "$@" >/dev/null
+  cmake --preset "$preset" -DSTRATA_BUILD_TESTS=ON "$@" >/dev/null
   cmake --build --preset "$preset" -j "$jobs"
 }
 
-run_preset asan
+run_preset asan -DSTRATA_BUILD_BENCH=OFF
 ctest --preset asan -j "$jobs" --label-exclude no-sanitizer
-run_preset tsan
+run_preset tsan -DSTRATA_BUILD_BENCH=OFF
 ctest --preset tsan -j "$jobs" --label-regex concurrency
-cmake --preset release >/dev/null
-cmake --build --preset release -j "$jobs"
+run_preset release -DSTRATA_BUILD_BENCH=ON
 ctest --preset release -j "$jobs"
