@@ -393,7 +393,7 @@ class monotonic_arena {
       even += step;
       odd += step;
     }
-    for (; i < count; ++i) out[i] = base + i * stride;
+    for (std::size_t tail = count % 4; tail != 0; --tail, ++i) out[i] = base + i * stride;
   }
 
   // The tail of every successful allocation: hints for the cache and the tools.
