@@ -15,9 +15,9 @@ constinit thread_local heap* tls_heap __attribute__((tls_model(STRATA_TLS_MODEL)
 
 namespace {
 
-// Blocks carved per extension: about one OS page, so touching a block never
-// commits a whole page of blocks.
-constexpr std::size_t extend_bytes = 4096;
+// Blocks carved per extension: 16 KiB worth (at least one block), so carving
+// never commits a whole 64 KiB page of blocks at once.
+constexpr std::size_t extend_bytes = 16384;
 
 // Slices of a page for `cls`: one 64 KiB slice up to 8 KiB blocks, then room
 // for about eight blocks, at most 512 KiB unless a single block needs more.
@@ -136,13 +136,13 @@ void* malloc_refill(heap* h, std::size_t size) noexcept {
     }
     return heap_malloc(h, size);
   }
-  thread_deferred_work(h);
   std::size_t cls = size_class_of(size);
   page* pg = find_page(h, cls);
   if (pg == nullptr) {
     errno = ENOMEM;
     return nullptr;
   }
+  thread_deferred_work(h);  // after the reuse: a purge never takes memory about to be used
   block* b = pg->free;
   pg->free = b->next;
   pg->used++;
@@ -155,9 +155,9 @@ void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
-  thread_deferred_work(h);
   stats_sample_peak();
   segment* seg = huge_segment_acquire(size, alignment);
+  thread_deferred_work(h);  // after taking a cached segment, so it is not purged first
   if (seg == nullptr) {
     errno = ENOMEM;
     return nullptr;
