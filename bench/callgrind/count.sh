@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Instructions per malloc+free pair under each allocator, from callgrind: the
+# difference between 200,000 and 100,000 pairs, so set-up costs cancel out.
+# Usage: bench/callgrind/count.sh [SIZE] [strata-malloc library]
+set -euo pipefail
+size=${1:-64}
+here=$(cd "$(dirname "$0")" && pwd)
+strata=${2:-$here/../../build/release/libstrata-malloc.so}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cc -O2 "$here/pair.c" -o "$work/pair"
+
+# Total instructions collected in run() for N pairs under library $1 ("glibc" for none).
+instructions() {
+  local preload=() out="$work/cg.$2"
+  [ "$1" != glibc ] && preload=(env "LD_PRELOAD=$1")
+  valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out" \
+    --toggle-collect=run "${preload[@]}" "$work/pair" "$size" "$2" >/dev/null 2>&1
+  callgrind_annotate "$out" | grep -m1 "PROGRAM TOTALS" | awk '{gsub(",", "", $1); print $1}'
+}
+
+lib=/usr/lib/x86_64-linux-gnu
+for entry in "strata=$strata" glibc=glibc "mimalloc=$lib/libmimalloc.so.2" \
+  "jemalloc=$lib/libjemalloc.so.2" "tcmalloc=$lib/libtcmalloc_minimal.so.4"; do
+  name=${entry%%=*} library=${entry#*=}
+  if [ "$library" != glibc ] && [ ! -f "$library" ]; then echo "$name: missing"; continue; fi
+  a=$(instructions "$library" 100000)
+  b=$(instructions "$library" 200000)
+  echo "$name: $(((b - a) / 100000)) instructions per $size-byte pair (loop included)"
+done
