@@ -6,34 +6,14 @@
 #include <strata/pool.hpp>
 
 #include <benchmark/benchmark.h>
-#include <dlfcn.h>
-#include <mimalloc.h>
+
+#include "mimalloc_heap_api.hpp"
 
 #include <cstdlib>
 #include <memory_resource>
 #include <vector>
 
 namespace {
-
-// mimalloc's heap API, loaded at run time so the benchmark links without it.
-struct mimalloc_heap_api {
-  mi_heap_t* (*heap_new)() = nullptr;
-  void* (*heap_malloc)(mi_heap_t*, std::size_t) = nullptr;
-  void (*free)(void*) = nullptr;
-
-  static const mimalloc_heap_api& get() {
-    static const mimalloc_heap_api api = [] {
-      mimalloc_heap_api a;
-      void* lib = dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_LOCAL);
-      if (lib == nullptr) return a;
-      a.heap_new = reinterpret_cast<decltype(a.heap_new)>(dlsym(lib, "mi_heap_new"));
-      a.heap_malloc = reinterpret_cast<decltype(a.heap_malloc)>(dlsym(lib, "mi_heap_malloc"));
-      a.free = reinterpret_cast<decltype(a.free)>(dlsym(lib, "mi_free"));
-      return a;
-    }();
-    return api;
-  }
-};
 
 constexpr std::size_t block = 64;
 constexpr strata::pool_config unchecked{.checked = false};

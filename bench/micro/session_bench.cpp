@@ -7,8 +7,8 @@
 #include <strata/session_heap.hpp>
 
 #include <benchmark/benchmark.h>
-#include <dlfcn.h>
-#include <mimalloc.h>
+
+#include "mimalloc_heap_api.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -17,29 +17,6 @@
 #include <vector>
 
 namespace {
-
-// mimalloc's heap API, loaded at run time so the benchmark links without it.
-struct mimalloc_heap_api {
-  mi_heap_t* (*heap_new)() = nullptr;
-  void (*heap_destroy)(mi_heap_t*) = nullptr;
-  void* (*heap_malloc_aligned)(mi_heap_t*, std::size_t, std::size_t) = nullptr;
-  void (*free)(void*) = nullptr;
-
-  static const mimalloc_heap_api& get() {
-    static const mimalloc_heap_api api = [] {
-      mimalloc_heap_api a;
-      void* lib = dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_LOCAL);
-      if (lib == nullptr) return a;
-      a.heap_new = reinterpret_cast<decltype(a.heap_new)>(dlsym(lib, "mi_heap_new"));
-      a.heap_destroy = reinterpret_cast<decltype(a.heap_destroy)>(dlsym(lib, "mi_heap_destroy"));
-      a.heap_malloc_aligned =
-          reinterpret_cast<decltype(a.heap_malloc_aligned)>(dlsym(lib, "mi_heap_malloc_aligned"));
-      a.free = reinterpret_cast<decltype(a.free)>(dlsym(lib, "mi_free"));
-      return a;
-    }();
-    return api;
-  }
-};
 
 constexpr std::size_t message_bytes = 256;
 using clock_type = std::chrono::steady_clock;
