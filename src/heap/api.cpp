@@ -32,11 +32,11 @@ void* zeroed(heap* h, std::size_t count, std::size_t size) {
 // Resize `p` within heap `h`: in place when the block allows, else move.
 void* resize(heap* h, void* p, std::size_t size) {
   if (p == nullptr) return heap_malloc(h, size);
-  std::size_t usable = usable_size(p);
-  if (usable == 0 && !segment_map::contains(segment_of(p))) {
+  if (!segment_map::contains(segment_of(p))) {
     errno = EINVAL;  // not strata's: cannot know its size
     return nullptr;
   }
+  std::size_t usable = usable_size(p);
   // Shrinking to at least half keeps the block; growing tries in place first.
   if (size <= usable && size >= usable / 2) return p;
   if (size > usable && expand_in_place(p, size)) return p;

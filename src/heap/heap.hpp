@@ -18,7 +18,6 @@
 
 #define STRATA_LIKELY(x) __builtin_expect(!!(x), 1)
 #define STRATA_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define STRATA_COLD __attribute__((cold, noinline))
 
 #ifndef STRATA_TLS_MODEL
 #define STRATA_TLS_MODEL "initial-exec"

@@ -52,11 +52,6 @@ inline block* thread_free_blocks(std::uintptr_t word) {
   return reinterpret_cast<block*>(word & ~thread_free_full);
 }
 
-// Thread id of the owner without the flag bits.
-inline std::uintptr_t owner_thread(const page* pg) {
-  return pg->owner.load(std::memory_order_relaxed) & ~page_flag_mask;
-}
-
 // Start of the block that contains `p` (p may point inside an aligned block).
 inline block* block_containing(const page* pg, const void* p) {
   auto offset = static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) - pg->area);

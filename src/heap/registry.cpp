@@ -81,9 +81,4 @@ void registry_sum(strata_stats_t* out) noexcept {
   out->threads = live_threads;
 }
 
-std::uint64_t registry_live_threads() noexcept {
-  std::lock_guard<std::mutex> guard(lock);
-  return live_threads;
-}
-
 }  // namespace strata::heap

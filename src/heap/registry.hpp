@@ -13,6 +13,5 @@ void registry_lock() noexcept;
 void registry_unlock() noexcept;
 // Sum of the counters of every heap, live and retired, into `out`.
 void registry_sum(strata_stats_t* out) noexcept;
-std::uint64_t registry_live_threads() noexcept;
 
 }  // namespace strata::heap

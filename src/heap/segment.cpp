@@ -28,10 +28,10 @@ static void set(const segment* s, bool present) {
   else
     bits[index / 64].fetch_and(~bit, std::memory_order_relaxed);
 }
-void add(const segment* s, std::size_t) {
+void add(const segment* s) {
   set(s, true);
 }
-void remove(const segment* s, std::size_t) {
+void remove(const segment* s) {
   set(s, false);
 }
 }  // namespace segment_map
@@ -120,7 +120,7 @@ void unmap(segment* seg) {
   std::size_t size = seg->size;
   global_stats::reserved.fetch_sub(size, std::memory_order_relaxed);
   global_stats::segments.fetch_sub(1, std::memory_order_relaxed);
-  segment_map::remove(seg, size);
+  segment_map::remove(seg);
   os::release(seg, size);
 }
 
@@ -133,7 +133,7 @@ segment* map_segment(std::size_t size, std::size_t alignment) {
   global_stats::reserved.fetch_add(size, std::memory_order_relaxed);
   global_stats::segments.fetch_add(1, std::memory_order_relaxed);
   global_stats::commit(slice_size);  // the header slice
-  segment_map::add(seg, size);
+  segment_map::add(seg);
   return seg;
 }
 

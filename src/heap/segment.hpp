@@ -74,8 +74,8 @@ inline bool contains(const segment* s) {
   if (index >= words * 64) return false;
   return (bits[index / 64].load(std::memory_order_relaxed) >> (index % 64)) & 1;
 }
-void add(const segment* s, std::size_t size);
-void remove(const segment* s, std::size_t size);
+void add(const segment* s);
+void remove(const segment* s);
 }  // namespace segment_map
 
 // Map a fresh normal segment for `owner`; null when the OS refuses.

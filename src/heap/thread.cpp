@@ -38,16 +38,21 @@ void for_each_page(segment* seg, Visit visit) {
   }
 }
 
+// Make `seg` the first of the segments `ctx` carves pages from.
+void link_segment(thread_context* ctx, segment* seg) {
+  seg->owner = ctx;
+  seg->prev = nullptr;
+  seg->next = ctx->segments;
+  if (ctx->segments != nullptr) ctx->segments->prev = seg;
+  ctx->segments = seg;
+  ctx->segment_count++;
+}
+
 // Take over an exited thread's segment: its pages join `ctx`'s main heap.
 // Returns false when all its pages were empty (the segment is purged later).
 bool adopt_segment(thread_context* ctx, segment* seg) {
   heap* h = &ctx->main_heap;
-  seg->owner = ctx;
-  seg->next = ctx->segments;
-  seg->prev = nullptr;
-  if (ctx->segments != nullptr) ctx->segments->prev = seg;
-  ctx->segments = seg;
-  ctx->segment_count++;
+  link_segment(ctx, seg);
   std::size_t live = 0;
   for_each_page(seg, [&](page* pg) {
     std::uintptr_t flags = pg->owner.load(std::memory_order_relaxed) & page_has_aligned;
@@ -158,10 +163,7 @@ segment* thread_acquire_segment(thread_context* ctx) {
   stats_sample_peak();
   segment* seg = segment_acquire(ctx);
   if (seg == nullptr) return nullptr;
-  seg->next = ctx->segments;
-  if (ctx->segments != nullptr) ctx->segments->prev = seg;
-  ctx->segments = seg;
-  ctx->segment_count++;
+  link_segment(ctx, seg);
   return seg;
 }
 
