@@ -108,7 +108,7 @@ inline void* heap_malloc(heap* h, std::size_t size) noexcept {
   if (STRATA_LIKELY(size <= small_max)) {
     pg = h->direct[(size + 15) >> 4];
   } else if (size <= medium_max) {
-    pg = h->current[size_class_of(size)];
+    pg = h->current[medium_class_of(size)];
   } else {
     return malloc_huge(h, size, 0);
   }

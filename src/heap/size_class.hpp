@@ -53,6 +53,24 @@ inline constexpr std::array<std::uint8_t, direct_slots> small_class_of_slot = []
   return t;
 }();
 
+// Class of each step of a table over (1 KiB, limit]: above 1 KiB every class
+// boundary up to 64 KiB is a multiple of 128 B, and up to 8 MiB of 16 KiB.
+template <std::size_t step_shift, std::size_t limit>
+inline constexpr std::array<std::uint8_t, (limit >> step_shift)> class_of_step = [] {
+  std::array<std::uint8_t, (limit >> step_shift)> t{};
+  for (std::size_t s = 0; s < t.size(); ++s)
+    t[s] = static_cast<std::uint8_t>(size_class_of((s + 1) << step_shift));
+  return t;
+}();
+
+// Class of a medium request (small_max < size <= medium_max) for the fast path.
+// Table loads rather than the bit scan of size_class_of: bsr keeps a false
+// dependency on its output register, which chained each malloc to the last free.
+inline std::size_t medium_class_of(std::size_t size) {
+  if (size <= 65536) return class_of_step<7, 65536>[(size - 1) >> 7];
+  return class_of_step<14, medium_max>[(size - 1) >> 14];
+}
+
 static_assert(class_size_formula(class_count - 1) == medium_max);
 static_assert(size_class_of(small_max) == 19);
 

@@ -50,6 +50,11 @@ TEST(SizeClass, DirectSlotsAgreeWithClassOf) {
     ASSERT_EQ(small_class_of_slot[(size + 15) / 16], size_class_of(size)) << size;
 }
 
+TEST(SizeClass, MediumTablesAgreeWithClassOf) {
+  for (std::size_t size = small_max + 1; size <= medium_max; ++size)
+    ASSERT_EQ(medium_class_of(size), size_class_of(size)) << size;
+}
+
 TEST(SizeClass, FourClassesPerPowerOfTwo) {
   for (std::size_t k = 8; k <= 23; ++k) {
     std::size_t lo = size_class_of((std::size_t{1} << (k - 1)) + 1);
