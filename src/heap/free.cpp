@@ -88,8 +88,8 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
     if (pg->used == 0) heap_corruption("double free", p);
     b->next = pg->free;
     pg->free = b;
-    pg->used--;
-    tls_heap->counters.frees[pg->size_class].add(1);
+    pg->used--;  // a normal page's stats fold counts this free
+    if (seg->huge) h->counters.frees[class_count].add(1);
     if (pg->used == 0 && seg->huge) {
       page_free(h, pg);
       return;

@@ -55,6 +55,8 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
   pg->owner_heap.store(h, std::memory_order_relaxed);
   pg->area = seg->slice_start(first);
   pg->capacity = 0;
+  pg->mallocs = 0;
+  pg->used_at_fold = 0;
   pg->reserved = static_cast<std::uint32_t>(count * slice_size / pg->block_size);
   pg->slice_index = static_cast<std::uint32_t>(first);
   pg->slice_count = static_cast<std::uint32_t>(count);
@@ -103,6 +105,7 @@ page* find_page(heap* h, std::size_t cls) {
     for (page* pg = q.first; pg != nullptr;) {
       page* next = pg->next;
       page_collect(pg);
+      page_fold_stats(h, pg);
       if (pg->free == nullptr && pg->capacity < pg->reserved) page_extend(pg);
       if (pg->free == nullptr && !page_to_full(h, pg)) continue;  // freed into meanwhile: collect
       if (pg->free != nullptr) {
@@ -146,7 +149,7 @@ void* malloc_refill(heap* h, std::size_t size) noexcept {
   block* b = pg->free;
   pg->free = b->next;
   pg->used++;
-  h->counters.mallocs[cls].add(1);
+  pg->mallocs++;
   return b;
 }
 

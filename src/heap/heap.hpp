@@ -34,7 +34,9 @@ struct counter {
   std::uint64_t get() const { return value.load(std::memory_order_relaxed); }
 };
 
-// Per-heap statistics; index class_count counts huge blocks.
+// Per-heap statistics; index class_count counts huge blocks. The fast paths
+// count on the page instead (page::mallocs, page::used), and the slow paths
+// fold those counts in here, so statistics cost one add per malloc.
 struct heap_counters {
   counter mallocs[class_count + 1];
   counter frees[class_count + 1];
@@ -116,7 +118,7 @@ inline void* heap_malloc(heap* h, std::size_t size) noexcept {
   if (STRATA_LIKELY(b != nullptr)) {
     pg->free = b->next;
     pg->used++;
-    h->counters.mallocs[pg->size_class].add(1);
+    pg->mallocs++;
     return b;
   }
   return malloc_refill(h, size);
@@ -134,13 +136,10 @@ inline void heap_free(void* p) noexcept {
     pg->free = b;
     std::uint32_t used = pg->used - 1;
     pg->used = used;
-    heap* h = tls_heap;
-    std::uint32_t cls = pg->size_class;
-    h->counters.frees[cls].add(1);
     // One compare catches both a page left empty (0 - 1 wraps) and a double free
     // (used wrapped). The page malloc takes blocks from stays as it is, empty.
     if (STRATA_UNLIKELY(used - 1 >= pg->reserved)) {
-      if (used == 0 && h->current[cls] == pg) return;
+      if (used == 0 && tls_heap->current[pg->size_class] == pg) return;
       page_emptied_by_owner(pg);
     }
     return;

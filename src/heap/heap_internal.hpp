@@ -13,6 +13,10 @@ void queue_remove(page_queue& q, page* pg);
 void heap_set_current(heap* h, std::size_t cls);
 // Take back the blocks other threads freed; returns how many.
 std::uint32_t page_collect(page* pg);
+// Count a page's mallocs and owner frees since its last fold in its heap's counters.
+void page_fold_stats(heap* h, page* pg);
+// Fold every page of `h` (its owning thread only).
+void heap_fold_stats(heap* h);
 // Move a page whose owner freed into it while it sat on the full list back to its queue.
 void page_unfull(heap* h, page* pg);
 // A page's last live block was freed by its owner.

@@ -38,6 +38,8 @@ struct page {
   std::uint32_t size_class;           // class index; class_count for a huge block
   std::uint32_t capacity;             // blocks carved out of the page so far
   std::size_t block_size;             // bytes per block
+  std::uint64_t mallocs;              // blocks handed out since the last stats fold
+  std::uint32_t used_at_fold;         // `used` then, less blocks collected from other threads
 
   std::atomic<std::uintptr_t> thread_free;  // blocks freed by other threads | thread_free_full
   std::atomic<heap*> owner_heap;            // read by other threads only as a hint

@@ -58,7 +58,25 @@ std::uint32_t page_collect(page* pg) {
   tail->next = pg->free;
   pg->free = list;
   pg->used -= n;
+  pg->used_at_fold -= n;  // the freeing threads counted these
   return n;
+}
+
+void page_fold_stats(heap* h, page* pg) {
+  std::size_t cls = pg->size_class;
+  if (cls == class_count) return;  // huge blocks are counted as they come and go
+  // Blocks out now less blocks out at the last fold: mallocs less owner frees.
+  auto net = static_cast<std::int32_t>(pg->used - pg->used_at_fold);
+  h->counters.mallocs[cls].add(pg->mallocs);
+  h->counters.frees[cls].add(pg->mallocs - static_cast<std::uint64_t>(std::int64_t{net}));
+  pg->mallocs = 0;
+  pg->used_at_fold = pg->used;
+}
+
+void heap_fold_stats(heap* h) {
+  for (page_queue& q : h->queues)
+    for (page* pg = q.first; pg != nullptr; pg = pg->next) page_fold_stats(h, pg);
+  for (page* pg = h->full.first; pg != nullptr; pg = pg->next) page_fold_stats(h, pg);
 }
 
 void page_unfull(heap* h, page* pg) {
@@ -81,6 +99,7 @@ void page_emptied(heap* h, page* pg) {
 
 void page_free(heap* h, page* pg) {
   segment* seg = segment_of(pg);
+  page_fold_stats(h, pg);
   if (seg->huge) {
     queue_remove(h->full, pg);
     huge_segment_release(seg);

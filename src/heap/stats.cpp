@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "heap/heap_internal.hpp"
 #include "heap/registry.hpp"
 #include "heap/stats_internal.hpp"
 #include "os/os.hpp"
@@ -36,6 +37,15 @@ void stats_collect(strata_stats_t* out) noexcept {
   out->os_calls = os::call_count();
 }
 
+// Fold the calling thread's pages, so that its own counts are exact; other
+// threads' pages are folded on their slow paths and when they exit.
+void fold_own_heaps() noexcept {
+  heap* h = tls_heap;
+  if (h == &empty_heap) return;
+  for (heap* each = &h->context->main_heap; each != nullptr; each = each->next_in_thread)
+    heap_fold_stats(each);
+}
+
 // Called when the heap grows (new segment, huge block): the moments a peak can form.
 void stats_sample_peak() noexcept {
   strata_stats_t s;
@@ -47,11 +57,14 @@ void stats_sample_peak() noexcept {
 using namespace strata::heap;
 
 void strata_stats_get(strata_stats_t* out) noexcept {
-  if (out != nullptr) stats_collect(out);
+  if (out == nullptr) return;
+  fold_own_heaps();
+  stats_collect(out);
 }
 
 void strata_stats_print(FILE* out, int json) noexcept {
   strata_stats_t s;
+  fold_own_heaps();
   stats_collect(&s);
   if (out == nullptr) out = stderr;
   if (json != 0) {

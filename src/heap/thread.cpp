@@ -73,6 +73,7 @@ bool adopt_segment(thread_context* ctx, segment* seg) {
 // Give up every page of `h`: empty ones go back to their segments, the rest
 // lose their owner so that any thread's free of them becomes a remote free.
 void abandon_pages(heap* h) {
+  heap_fold_stats(h);
   auto release = [h](page_queue& q) {
     for (page* pg = q.first; pg != nullptr;) {
       page* next = pg->next;
@@ -223,8 +224,9 @@ void heap_destroy(heap* h) noexcept {
   auto drop = [h](page_queue& q) {
     while (page* pg = q.first) {
       page_collect(pg);
+      page_fold_stats(h, pg);
       h->counters.frees[pg->size_class].add(pg->used);  // every live block is freed here
-      pg->used = 0;
+      pg->used = pg->used_at_fold = 0;
       page_free(h, pg);
     }
   };
@@ -238,6 +240,7 @@ void heap_destroy(heap* h) noexcept {
 void heap_delete(heap* h) noexcept {
   if (h == nullptr || h == &h->context->main_heap) return;
   heap* target = &h->context->main_heap;
+  heap_fold_stats(h);  // counts so far stay with h, which the registry retires
   auto move = [target](page_queue& from, bool full) {
     while (page* pg = from.first) {
       queue_remove(from, pg);

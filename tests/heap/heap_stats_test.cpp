@@ -1,0 +1,99 @@
+// Statistics add up: every malloc and free is counted in its class, whether it
+// took the fast path, another thread freed it, or its thread has exited.
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "heap/size_class.hpp"
+#include "strata/strata.h"
+
+using strata::heap::size_class_of;
+
+namespace {
+
+struct class_counts {
+  std::uint64_t mallocs;
+  std::uint64_t frees;
+};
+
+class_counts counts_of(std::size_t size) {
+  strata_stats_t s;
+  strata_stats_get(&s);
+  std::size_t cls = size_class_of(size);
+  return {s.class_mallocs[cls], s.class_frees[cls]};
+}
+
+}  // namespace
+
+TEST(HeapStats, FastPathPairsAreCountedExactly) {
+  constexpr std::size_t size = 208;  // a class no other test of this file uses
+  strata_free(strata_malloc(size));  // the thread and the class's page exist
+  strata_stats_t start;
+  strata_stats_get(&start);
+  class_counts before = counts_of(size);
+  for (int i = 0; i < 100000; ++i) strata_free(strata_malloc(size));
+  class_counts after = counts_of(size);
+  EXPECT_EQ(after.mallocs - before.mallocs, 100000u);
+  EXPECT_EQ(after.frees - before.frees, 100000u);
+  strata_stats_t end;
+  strata_stats_get(&end);
+  EXPECT_EQ(end.in_use, start.in_use);
+}
+
+TEST(HeapStats, LiveBlocksShowInUseUntilFreed) {
+  constexpr std::size_t size = 1792;
+  strata_stats_t start;
+  strata_stats_get(&start);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 5000; ++i) blocks.push_back(strata_malloc(size));
+  strata_stats_t live;
+  strata_stats_get(&live);
+  EXPECT_EQ(live.in_use - start.in_use, 5000u * 1792u);
+  EXPECT_GE(live.peak_in_use, live.in_use);
+  for (void* p : blocks) strata_free(p);
+  strata_stats_t end;
+  strata_stats_get(&end);
+  EXPECT_EQ(end.in_use, start.in_use);
+  EXPECT_EQ(end.class_mallocs[size_class_of(size)] - start.class_mallocs[size_class_of(size)],
+            5000u);
+}
+
+TEST(HeapStats, FreesFromAnotherThreadAreCountedOnce) {
+  constexpr std::size_t size = 336;
+  class_counts before = counts_of(size);
+  strata_stats_t start;
+  strata_stats_get(&start);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 3000; ++i) blocks.push_back(strata_malloc(size));
+  std::thread([&] {
+    for (void* p : blocks) strata_free(p);
+  }).join();
+  strata_collect(0);  // take the blocks back: the owner's counts must not see them again
+  for (int i = 0; i < 3000; ++i) strata_free(strata_malloc(size));
+  class_counts after = counts_of(size);
+  strata_stats_t end;
+  strata_stats_get(&end);
+  EXPECT_EQ(after.mallocs - before.mallocs, 6000u);
+  EXPECT_EQ(after.frees - before.frees, 6000u);
+  EXPECT_GE(end.cross_thread_frees - start.cross_thread_frees, 3000u);
+  EXPECT_EQ(end.in_use, start.in_use);
+}
+
+TEST(HeapStats, CountsOfExitedThreadsAreKept) {
+  constexpr std::size_t size = 2560;
+  class_counts before = counts_of(size);
+  std::vector<void*> survivors;
+  std::thread([&] {
+    for (int i = 0; i < 1000; ++i) strata_free(strata_malloc(size));
+    for (int i = 0; i < 10; ++i) survivors.push_back(strata_malloc(size));
+  }).join();
+  class_counts exited = counts_of(size);
+  EXPECT_EQ(exited.mallocs - before.mallocs, 1010u);
+  EXPECT_EQ(exited.frees - before.frees, 1000u);
+  for (void* p : survivors) strata_free(p);  // blocks of an exited thread: remote frees
+  class_counts after = counts_of(size);
+  EXPECT_EQ(after.frees - before.frees, 1010u);
+}
