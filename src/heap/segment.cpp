@@ -15,18 +15,13 @@
 namespace strata::heap {
 
 namespace segment_map {
-std::atomic<std::uint64_t> bits[words];
+std::atomic<std::uint8_t> present[units];
 
 // Mark (or clear) the first segment-sized unit of a segment: only pointers
 // there can reach its header by masking.
-static void set(const segment* s, bool present) {
+static void set(const segment* s, bool is_present) {
   std::uintptr_t index = reinterpret_cast<std::uintptr_t>(s) >> segment_shift;
-  if (index >= words * 64) return;
-  std::uint64_t bit = std::uint64_t{1} << (index % 64);
-  if (present)
-    bits[index / 64].fetch_or(bit, std::memory_order_relaxed);
-  else
-    bits[index / 64].fetch_and(~bit, std::memory_order_relaxed);
+  if (index < units) present[index].store(is_present ? 1 : 0, std::memory_order_relaxed);
 }
 void add(const segment* s) {
   set(s, true);
@@ -161,7 +156,6 @@ segment* segment_acquire(thread_context* owner) {
     if (seg == nullptr) return nullptr;
     std::memset(seg->dirty_slices, 0, sizeof(seg->dirty_slices));
   }
-  seg->page_shift = slice_shift;
   seg->huge = false;
   seg->owner = owner;
   seg->next = seg->prev = nullptr;
@@ -219,13 +213,13 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
   }
   if (seg->dirty_slices[0] == 0) global_stats::commit(seg->size - slice_size);
   seg->dirty_slices[0] = 1;  // the whole block counts as committed while in use
-  seg->page_shift = 63;
   seg->huge = true;
   seg->owner = nullptr;
   seg->next = seg->prev = nullptr;
   seg->purge_deadline = 0;
   seg->pages_in_use = 1;
-  seg->slice_page[0] = seg->descriptor_offset(0);
+  // The block starts in the first segment-sized unit; any pointer there is page 0's.
+  for (std::uint16_t& descriptor : seg->slice_page) descriptor = seg->descriptor_offset(0);
   page* pg = &seg->pages[0];
   pg->area = reinterpret_cast<std::uint8_t*>(seg) + offset;
   pg->block_size = seg->size - offset;

@@ -24,7 +24,6 @@ inline constexpr std::size_t slice_count = segment_size / slice_size;     // 512
 inline constexpr std::size_t bitmap_words = slice_count / 64;
 
 struct segment {
-  std::uint32_t page_shift;  // slice_shift, or 63 in a huge segment (every offset maps to page 0)
   bool huge;
   std::size_t size;       // bytes reserved
   thread_context* owner;  // thread that carves pages from it; null when abandoned or cached
@@ -35,13 +34,14 @@ struct segment {
   std::uint64_t free_slices[bitmap_words];   // 1 = slice not part of a page
   std::uint64_t dirty_slices[bitmap_words];  // 1 = free slice that may still hold memory
   std::uint16_t slice_page[slice_count];     // slice -> byte offset of its page descriptor
+                                             // (in a huge segment every slice maps to page 0)
   page pages[slice_count];                   // descriptor of each page, at its first slice
 
   // The page holding address `p` inside this segment: one load and an add.
   page* page_of(const void* p) {
     std::size_t offset = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(p) -
                                                   reinterpret_cast<std::uintptr_t>(this));
-    return page_at(slice_page[offset >> page_shift]);
+    return page_at(slice_page[offset >> slice_shift]);
   }
   page* page_at(std::uint16_t descriptor_offset) {
     return reinterpret_cast<page*>(reinterpret_cast<std::uint8_t*>(this) + descriptor_offset);
@@ -63,16 +63,17 @@ inline segment* segment_of(const void* p) {
   return reinterpret_cast<segment*>(reinterpret_cast<std::uintptr_t>(p) & ~(segment_size - 1));
 }
 
-// One bit per segment-sized stretch of the 47-bit address space: set while a
-// strata segment lives there, so free() can tell strata's pointers from others.
+// One byte per segment-sized stretch of the 47-bit address space (4 MiB of
+// address space, touched only where segments live): set while a strata segment
+// lives there, so free() can tell strata's pointers from others. A byte rather
+// than a bit keeps the check to a shift, a bound and one compare.
 namespace segment_map {
-inline constexpr std::size_t words = (std::size_t{1} << (47 - segment_shift)) / 64;
-extern std::atomic<std::uint64_t> bits[words];
+inline constexpr std::size_t units = std::size_t{1} << (47 - segment_shift);
+extern std::atomic<std::uint8_t> present[units];
 
 inline bool contains(const segment* s) {
   std::uintptr_t index = reinterpret_cast<std::uintptr_t>(s) >> segment_shift;
-  if (index >= words * 64) return false;
-  return (bits[index / 64].load(std::memory_order_relaxed) >> (index % 64)) & 1;
+  return index < units && present[index].load(std::memory_order_relaxed) != 0;
 }
 void add(const segment* s);
 void remove(const segment* s);
