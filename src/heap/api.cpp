@@ -80,6 +80,10 @@ void strata_free_sized(void* p, size_t) noexcept {
 }
 
 void* strata_malloc_aligned(size_t size, size_t alignment) noexcept {
+  if (alignment != 0 && (alignment & (alignment - 1)) == 0) {
+    void* p = heap_malloc_aligned_fast(tls_heap, size, alignment);
+    if (STRATA_LIKELY(p != nullptr)) return p;
+  }
   heap* h = default_heap();
   if (h == nullptr) {
     errno = ENOMEM;
@@ -95,6 +99,10 @@ void* strata_aligned_alloc(size_t alignment, size_t size) noexcept {
 int strata_posix_memalign(void** out, size_t alignment, size_t size) noexcept {
   if (out == nullptr || alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0)
     return EINVAL;
+  if (void* p = heap_malloc_aligned_fast(tls_heap, size, alignment); STRATA_LIKELY(p != nullptr)) {
+    *out = p;
+    return 0;
+  }
   int saved = errno;
   void* p = strata_malloc_aligned(size, alignment);
   int result = p == nullptr ? errno : 0;

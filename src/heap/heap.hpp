@@ -104,6 +104,17 @@ heap* thread_heap_init() noexcept;
 
 // ---- fast paths ----
 
+// A block popped from the page's free list, or null when it has none.
+inline void* page_pop(page* pg) noexcept {
+  block* b = pg->free;
+  if (STRATA_LIKELY(b != nullptr)) {
+    pg->free = b->next;
+    pg->used++;
+    pg->mallocs++;
+  }
+  return b;
+}
+
 // Allocate `size` bytes from `h`: a load, a test and a pop when the page has a free block.
 inline void* heap_malloc(heap* h, std::size_t size) noexcept {
   page* pg;
@@ -114,14 +125,20 @@ inline void* heap_malloc(heap* h, std::size_t size) noexcept {
   } else {
     return malloc_huge(h, size, 0);
   }
-  block* b = pg->free;
-  if (STRATA_LIKELY(b != nullptr)) {
-    pg->free = b->next;
-    pg->used++;
-    pg->mallocs++;
-    return b;
-  }
-  return malloc_refill(h, size);
+  void* b = page_pop(pg);
+  return STRATA_LIKELY(b != nullptr) ? b : malloc_refill(h, size);
+}
+
+// Aligned allocation that needs no slow path: when the request rounded up to
+// the alignment lands in a small class whose size the alignment divides, the
+// class's blocks are aligned already (pages start 64 KiB-aligned). Null when
+// that does not apply or the page has no free block; `alignment` is a power of two.
+inline void* heap_malloc_aligned_fast(heap* h, std::size_t size, std::size_t alignment) noexcept {
+  std::size_t rounded = (size + alignment - 1) & ~(alignment - 1);
+  if (rounded > small_max || rounded < size) return nullptr;
+  std::size_t slot = (rounded + 15) >> 4;
+  if ((class_block_size(small_class_of_slot[slot]) & (alignment - 1)) != 0) return nullptr;
+  return page_pop(h->direct[slot]);
 }
 
 // Free `p`: on the owning thread, a push onto the page's free list.

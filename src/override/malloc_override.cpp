@@ -50,6 +50,15 @@ bool is_strata(const void* p) {
   return heap::segment_map::contains(heap::segment_of(p));
 }
 
+// The heap's inline aligned fast path, else the C API's full one.
+void* aligned(size_t size, size_t alignment) {
+  if (alignment != 0 && (alignment & (alignment - 1)) == 0) {
+    void* p = heap::heap_malloc_aligned_fast(heap::tls_heap, size, alignment);
+    if (STRATA_LIKELY(p != nullptr)) return p;
+  }
+  return strata_malloc_aligned(size, alignment);
+}
+
 void print_stats_at_exit() {
   if (options::get(STRATA_OPTION_SHOW_STATS) != 0) strata_stats_print(stderr, 0);
 }
@@ -107,14 +116,21 @@ STRATA_OVERRIDE void* reallocarray(void* p, size_t count, size_t size) noexcept 
 STRATA_OVERRIDE void* memalign(size_t alignment, size_t size) noexcept {
   // glibc rounds a non-power-of-two alignment up instead of failing.
   if (alignment != 0 && (alignment & (alignment - 1)) != 0) alignment = std::bit_ceil(alignment);
-  return strata_malloc_aligned(size, alignment == 0 ? 1 : alignment);
+  return aligned(size, alignment == 0 ? 1 : alignment);
 }
 
 STRATA_OVERRIDE void* aligned_alloc(size_t alignment, size_t size) noexcept {
-  return strata_aligned_alloc(alignment, size);
+  return aligned(size, alignment);
 }
 
 STRATA_OVERRIDE int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
+  if (alignment >= sizeof(void*) && (alignment & (alignment - 1)) == 0) {
+    void* p = heap::heap_malloc_aligned_fast(heap::tls_heap, size, alignment);
+    if (STRATA_LIKELY(p != nullptr)) {
+      *out = p;
+      return 0;
+    }
+  }
   return strata_posix_memalign(out, alignment, size);
 }
 

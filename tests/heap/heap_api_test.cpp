@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -52,6 +54,26 @@ TEST(HeapApi, AlignedAllocationUpTo16MiB) {
       EXPECT_TRUE(aligned_to(p, align)) << size << " @" << align;
       ASSERT_GE(strata_usable_size(p), size);
       std::memset(p, 0x3c, size);
+      strata_free(p);
+    }
+  }
+}
+
+TEST(HeapApi, EverySmallAlignedRequestIsAlignedAndDistinct) {
+  // Sizes up to 1100 at each alignment up to 2 KiB: the inline path and the
+  // slow path together, with live blocks that must not overlap.
+  for (std::size_t align = 8; align <= 2048; align *= 2) {
+    std::vector<std::pair<unsigned char*, std::size_t>> live;
+    for (std::size_t size = 0; size <= 1100; size += 3) {
+      void* p = nullptr;
+      ASSERT_EQ(strata_posix_memalign(&p, align, size), 0) << size << " @" << align;
+      ASSERT_TRUE(aligned_to(p, align < 16 ? 16 : align)) << size << " @" << align;
+      ASSERT_GE(strata_usable_size(p), size);
+      std::memset(p, static_cast<int>(size & 0xff), size);
+      live.emplace_back(static_cast<unsigned char*>(p), size);
+    }
+    for (auto [p, size] : live) {
+      for (std::size_t i = 0; i < size; ++i) ASSERT_EQ(p[i], size & 0xff) << size << " @" << align;
       strata_free(p);
     }
   }
