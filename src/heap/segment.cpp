@@ -235,24 +235,54 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
   return seg;
 }
 
+namespace {
+// Give a huge segment's memory back to the OS for good.
+void unmap_huge(segment* seg) {
+  if (seg->dirty_slices[0] != 0) global_stats::uncommit(seg->size - slice_size);
+  global_stats::uncommit(slice_size);
+  unmap(seg);
+}
+}  // namespace
+
 void huge_segment_release(segment* seg) {
   global_stats::huge_in_use.fetch_sub(seg->pages[0].block_size, std::memory_order_relaxed);
   std::int64_t deadline = purge_deadline();
   if (deadline < 0) huge_purge(seg);
-  std::lock_guard<std::mutex> guard(cache.lock);
-  if (cache.huge_count >= huge_cache_limit || cache.huge_bytes + seg->size > huge_cache_bytes) {
-    if (seg->dirty_slices[0] != 0) global_stats::uncommit(seg->size - slice_size);
-    global_stats::uncommit(slice_size);
-    unmap(seg);
-    return;
+  segment* evicted = nullptr;
+  {
+    std::lock_guard<std::mutex> guard(cache.lock);
+    if (seg->size > huge_cache_bytes) {
+      evicted = seg;
+      seg->next = nullptr;
+    } else {
+      // Make room by dropping the entries freed longest ago (the list's tail):
+      // the block freed now is the likeliest to be asked for again.
+      while (cache.huge_count >= huge_cache_limit ||
+             cache.huge_bytes + seg->size > huge_cache_bytes) {
+        segment** link = &cache.huge;
+        while ((*link)->next != nullptr) link = &(*link)->next;
+        segment* oldest = *link;
+        *link = nullptr;
+        cache.huge_count--;
+        cache.huge_bytes -= oldest->size;
+        global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
+        oldest->next = evicted;
+        evicted = oldest;
+      }
+      seg->purge_deadline = deadline > 0 ? deadline : 0;
+      if (deadline > 0) note_cache_deadline(deadline);
+      seg->next = cache.huge;
+      cache.huge = seg;
+      cache.huge_count++;
+      cache.huge_bytes += seg->size;
+      global_stats::segments_cached.fetch_add(1, std::memory_order_relaxed);
+    }
   }
-  seg->purge_deadline = deadline > 0 ? deadline : 0;
-  if (deadline > 0) note_cache_deadline(deadline);
-  seg->next = cache.huge;
-  cache.huge = seg;
-  cache.huge_count++;
-  cache.huge_bytes += seg->size;
-  global_stats::segments_cached.fetch_add(1, std::memory_order_relaxed);
+  while (evicted != nullptr) {  // outside the lock: munmap can take a while
+    segment* next = evicted->next;
+    unmap_huge(evicted);
+    evicted = next;
+  }
 }
 
 std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_only) {

@@ -76,6 +76,22 @@ TEST(HeapMemory, RepeatedLargeBlocksDoNotCallTheOs) {
   }
 }
 
+TEST(HeapMemory, HugeCacheMakesRoomForTheLatestBlock) {
+  // Ten other huge sizes fill the cache first; the block freed last must still be kept.
+  for (std::size_t i = 0; i < 10; ++i) strata_free(strata_malloc((20 + 3 * i) * MiB));
+  strata_free(strata_malloc(100 * MiB));
+  strata_stats_t before;
+  strata_stats_get(&before);
+  for (int i = 0; i < 100; ++i) {
+    auto* p = static_cast<char*>(strata_malloc(100 * MiB));
+    p[0] = 1;
+    strata_free(p);
+  }
+  strata_stats_t after;
+  strata_stats_get(&after);
+  EXPECT_LE(after.os_calls - before.os_calls, 4u);
+}
+
 TEST(HeapMemory, CollectPurgesFreedPages) {
   std::vector<void*> blocks;
   for (int i = 0; i < 4000; ++i) blocks.push_back(strata_malloc(8192));
