@@ -15,9 +15,14 @@ constinit thread_local heap* tls_heap __attribute__((tls_model(STRATA_TLS_MODEL)
 
 namespace {
 
-// Blocks carved per extension: 16 KiB worth (at least one block), so carving
-// never commits a whole 64 KiB page of blocks at once.
+// Blocks carved per extension: 16 KiB worth, so carving never commits a whole
+// 64 KiB page of blocks at once.
 constexpr std::size_t extend_bytes = 16384;
+
+// Blocks of at least this size are never linked into a free list when carved:
+// malloc hands them out straight from the page's uncarved tail, so memory the
+// caller never touches is never faulted in.
+constexpr std::size_t unlinked_min_size = 4096;
 
 // Slices of a page for `cls`: one 64 KiB slice up to 8 KiB blocks, then room
 // for about eight blocks, at most 512 KiB unless a single block needs more.
@@ -33,7 +38,6 @@ std::size_t page_slices(std::size_t cls) {
 void page_extend(page* pg) {
   std::uint32_t n = pg->reserved - pg->capacity;
   std::size_t most = extend_bytes / pg->block_size;
-  if (most == 0) most = 1;
   if (n > most) n = static_cast<std::uint32_t>(most);
   std::uint8_t* first = pg->area + pg->capacity * pg->block_size;
   for (std::uint32_t i = 0; i + 1 < n; ++i)
@@ -98,7 +102,16 @@ bool page_to_full(heap* h, page* pg) {
   return true;
 }
 
-// A page of class `cls` with a free block, moved to the head of its queue.
+// Whether the page can hand out a block: a free one, or an uncarved one
+// (small blocks are carved onto the free list first).
+bool page_has_block(page* pg) {
+  if (pg->free != nullptr) return true;
+  if (pg->capacity == pg->reserved) return false;
+  if (pg->block_size < unlinked_min_size) page_extend(pg);
+  return true;
+}
+
+// A page of class `cls` that can hand out a block, moved to the head of its queue.
 page* find_page(heap* h, std::size_t cls) {
   page_queue& q = h->queues[cls];
   for (;;) {
@@ -106,9 +119,7 @@ page* find_page(heap* h, std::size_t cls) {
       page* next = pg->next;
       page_collect(pg);
       page_fold_stats(h, pg);
-      if (pg->free == nullptr && pg->capacity < pg->reserved) page_extend(pg);
-      if (pg->free == nullptr && !page_to_full(h, pg)) continue;  // freed into meanwhile: collect
-      if (pg->free != nullptr) {
+      if (page_has_block(pg)) {
         if (q.first != pg) {
           queue_remove(q, pg);
           queue_push_front(q, pg);
@@ -116,6 +127,7 @@ page* find_page(heap* h, std::size_t cls) {
         heap_set_current(h, cls);
         return pg;
       }
+      if (!page_to_full(h, pg)) continue;  // freed into meanwhile: collect again
       pg = next;
     }
     // A thread's first page: pages of exited threads may serve instead.
@@ -123,7 +135,6 @@ page* find_page(heap* h, std::size_t cls) {
       continue;
     page* pg = page_alloc(h, cls);
     if (pg == nullptr) return nullptr;
-    page_extend(pg);
     queue_push_front(q, pg);
   }
 }
@@ -147,7 +158,12 @@ void* malloc_refill(heap* h, std::size_t size) noexcept {
   }
   thread_deferred_work(h);  // after the reuse: a purge never takes memory about to be used
   block* b = pg->free;
-  pg->free = b->next;
+  if (b != nullptr) {
+    pg->free = b->next;
+  } else {  // a large block from the uncarved tail, untouched
+    b = reinterpret_cast<block*>(pg->area + pg->capacity * pg->block_size);
+    pg->capacity++;
+  }
   pg->used++;
   pg->mallocs++;
   return b;
