@@ -119,6 +119,7 @@ page* find_page(heap* h, std::size_t cls) {
       page* next = pg->next;
       page_collect(pg);
       page_fold_stats(h, pg);
+      if (pg->used == 0 && pg->capacity != 0) page_unretain(h->context, pg);
       if (page_has_block(pg)) {
         if (q.first != pg) {
           queue_remove(q, pg);

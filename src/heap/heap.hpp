@@ -81,6 +81,7 @@ struct thread_context {
   remote_batch batches[remote_batch_slots];
   std::uint32_t batched_frees = 0;  // blocks waiting in batches
   std::int64_t next_purge = 0;      // ms clock of the earliest pending purge; 0 when none
+  std::size_t retained_bytes = 0;   // emptied pages left in their queues (an upper bound)
 };
 
 // The page every slot of a fresh heap points at: never has a free block.

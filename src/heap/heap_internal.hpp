@@ -21,6 +21,10 @@ void heap_fold_stats(heap* h);
 void page_unfull(heap* h, page* pg);
 // A page's last live block was freed by its owner.
 void page_emptied(heap* h, page* pg);
+// An emptied page (perhaps retained) is about to serve malloc again.
+void page_unretain(thread_context* ctx, page* pg);
+// Give every emptied page the thread retained back to its segment.
+void thread_free_retained(thread_context* ctx);
 // Give a page's slices (or a huge page's segment) back.
 void page_free(heap* h, page* pg);
 // Pages of `h` other threads freed into while they were full: requeue them.

@@ -90,11 +90,47 @@ void page_unfull(heap* h, page* pg) {
   if (was_empty) heap_set_current(h, pg->size_class);
 }
 
+namespace {
+// Emptied pages a thread leaves in their queues, so that a batch freed and
+// allocated again reuses its blocks as they are; they go back to their
+// segments after the purge delay (or in collect, or at thread exit).
+constexpr std::size_t retained_limit = std::size_t{2} << 20;
+}  // namespace
+
 void page_emptied(heap* h, page* pg) {
   // Keep the page the fast path allocates from: a malloc/free loop with one
   // live block empties it on every free.
   if (pg->size_class < class_count && h->queues[pg->size_class].first == pg) return;
-  page_free(h, pg);
+  thread_context* ctx = h->context;
+  std::size_t bytes = pg->slice_count * slice_size;
+  long delay = options::get(STRATA_OPTION_PURGE_DELAY_MS);
+  if (segment_of(pg)->huge || delay == 0 || ctx->retained_bytes + bytes > retained_limit) {
+    page_free(h, pg);
+    return;
+  }
+  ctx->retained_bytes += bytes;
+  if (delay > 0) {
+    std::int64_t deadline = clock_ms() + delay;
+    if (ctx->next_purge == 0 || deadline < ctx->next_purge) ctx->next_purge = deadline;
+  }
+}
+
+void page_unretain(thread_context* ctx, page* pg) {
+  std::size_t bytes = pg->slice_count * slice_size;
+  ctx->retained_bytes -= bytes < ctx->retained_bytes ? bytes : ctx->retained_bytes;
+}
+
+void thread_free_retained(thread_context* ctx) {
+  for (heap* h = &ctx->main_heap; h != nullptr; h = h->next_in_thread) {
+    for (std::size_t cls = 0; cls < class_count; ++cls) {
+      for (page* pg = h->queues[cls].first; pg != nullptr;) {
+        page* next = pg->next;
+        if (pg->used == 0 && h->current[cls] != pg) page_free(h, pg);
+        pg = next;
+      }
+    }
+  }
+  ctx->retained_bytes = 0;
 }
 
 void page_free(heap* h, page* pg) {

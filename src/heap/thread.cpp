@@ -181,6 +181,7 @@ void thread_purge_segment(thread_context* ctx, segment* seg) {
 }
 
 void thread_purge_due(thread_context* ctx, bool force) {
+  if (ctx->retained_bytes != 0) thread_free_retained(ctx);
   std::int64_t now = clock_ms();
   std::int64_t earliest = 0;
   for (segment* seg = ctx->segments; seg != nullptr;) {
