@@ -86,8 +86,14 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
   if (owner == os::thread_id()) {
     heap* h = pg->owner_heap.load(std::memory_order_relaxed);
     if (pg->used == 0) heap_corruption("double free", p);
-    b->next = pg->free;
-    pg->free = b;
+    if (page_has_map(pg)) {
+      std::uint64_t bit = map_bit(pg, b);
+      if ((pg->free_map & bit) != 0) heap_corruption("double free", p);
+      pg->free_map |= bit;
+    } else {
+      b->next = pg->free;
+      pg->free = b;
+    }
     pg->used--;  // a normal page's stats fold counts this free
     if (seg->huge) h->counters.frees[class_count].add(1);
     if (pg->used == 0 && seg->huge) {
@@ -105,6 +111,10 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
     return;
   }
   remote_free(pg, b);
+}
+
+void report_double_free(const void* p) noexcept {
+  heap_corruption("double free", p);
 }
 
 void page_emptied_by_owner(page* pg) noexcept {

@@ -19,11 +19,6 @@ namespace {
 // 64 KiB page of blocks at once.
 constexpr std::size_t extend_bytes = 16384;
 
-// Blocks of at least this size are never linked into a free list when carved:
-// malloc hands them out straight from the page's uncarved tail, so memory the
-// caller never touches is never faulted in.
-constexpr std::size_t unlinked_min_size = 4096;
-
 // Slices of a page for `cls`: one 64 KiB slice up to 8 KiB blocks, then room
 // for about eight blocks, at most 512 KiB unless a single block needs more.
 std::size_t page_slices(std::size_t cls) {
@@ -62,6 +57,13 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
   pg->mallocs = 0;
   pg->used_at_fold = 0;
   pg->reserved = static_cast<std::uint32_t>(count * slice_size / pg->block_size);
+  pg->block_inverse = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + pg->block_size - 1) /
+                                                 pg->block_size);
+  pg->free_map = 0;
+  if (page_has_map(pg)) {  // every block free at once: nothing is written into them
+    pg->free_map = (std::uint64_t{1} << pg->reserved) - 1;
+    pg->capacity = pg->reserved;
+  }
   pg->slice_index = static_cast<std::uint32_t>(first);
   pg->slice_count = static_cast<std::uint32_t>(count);
   pg->next = pg->prev = nullptr;
@@ -102,13 +104,11 @@ bool page_to_full(heap* h, page* pg) {
   return true;
 }
 
-// Whether the page can hand out a block: a free one, or an uncarved one
-// (small blocks are carved onto the free list first).
+// Whether the page can hand out a block, carving more of a list page if needed.
 bool page_has_block(page* pg) {
-  if (pg->free != nullptr) return true;
-  if (pg->capacity == pg->reserved) return false;
-  if (pg->block_size < unlinked_min_size) page_extend(pg);
-  return true;
+  if (page_has_map(pg)) return pg->free_map != 0;
+  if (pg->free == nullptr && pg->capacity < pg->reserved) page_extend(pg);
+  return pg->free != nullptr;
 }
 
 // A page of class `cls` that can hand out a block, moved to the head of its queue.
@@ -119,7 +119,7 @@ page* find_page(heap* h, std::size_t cls) {
       page* next = pg->next;
       page_collect(pg);
       page_fold_stats(h, pg);
-      if (pg->used == 0 && pg->capacity != 0) page_unretain(h->context, pg);
+      if (pg->used == 0) page_unretain(h->context, pg);  // an emptied page serves again
       if (page_has_block(pg)) {
         if (q.first != pg) {
           queue_remove(q, pg);
@@ -136,7 +136,10 @@ page* find_page(heap* h, std::size_t cls) {
       continue;
     page* pg = page_alloc(h, cls);
     if (pg == nullptr) return nullptr;
+    page_has_block(pg);  // carve the first blocks of a list page
     queue_push_front(q, pg);
+    heap_set_current(h, cls);
+    return pg;
   }
 }
 
@@ -158,16 +161,7 @@ void* malloc_refill(heap* h, std::size_t size) noexcept {
     return nullptr;
   }
   thread_deferred_work(h);  // after the reuse: a purge never takes memory about to be used
-  block* b = pg->free;
-  if (b != nullptr) {
-    pg->free = b->next;
-  } else {  // a large block from the uncarved tail, untouched
-    b = reinterpret_cast<block*>(pg->area + pg->capacity * pg->block_size);
-    pg->capacity++;
-  }
-  pg->used++;
-  pg->mallocs++;
-  return b;
+  return page_has_map(pg) ? page_take(pg) : page_pop(pg);
 }
 
 void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept {

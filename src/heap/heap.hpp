@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -100,6 +101,7 @@ void* malloc_refill(heap* h, std::size_t size) noexcept;
 void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept;
 void free_slow(segment* seg, page* pg, void* p) noexcept;
 void page_emptied_by_owner(page* pg) noexcept;
+[[noreturn]] void report_double_free(const void* p) noexcept;
 void free_foreign(void* p) noexcept;
 heap* thread_heap_init() noexcept;
 
@@ -116,17 +118,30 @@ inline void* page_pop(page* pg) noexcept {
   return b;
 }
 
-// Allocate `size` bytes from `h`: a load, a test and a pop when the page has a free block.
+// The lowest free block of a map page, or null when none is free.
+inline void* page_take(page* pg) noexcept {
+  std::uint64_t map = pg->free_map;
+  if (STRATA_UNLIKELY(map == 0)) return nullptr;
+  pg->free_map = map & (map - 1);
+  pg->used++;
+  pg->mallocs++;
+  return pg->area + static_cast<std::size_t>(std::countr_zero(map)) * pg->block_size;
+}
+
+// Allocate `size` bytes from `h`: a load, a test and a pop (or a bit taken from a
+// map page) when the page has a free block.
 inline void* heap_malloc(heap* h, std::size_t size) noexcept {
   page* pg;
+  void* b;
   if (STRATA_LIKELY(size <= small_max)) {
     pg = h->direct[(size + 15) >> 4];
+    b = page_pop(pg);
   } else if (size <= medium_max) {
     pg = h->current[medium_class_of(size)];
+    b = size <= list_max_request ? page_pop(pg) : page_take(pg);
   } else {
     return malloc_huge(h, size, 0);
   }
-  void* b = page_pop(pg);
   return STRATA_LIKELY(b != nullptr) ? b : malloc_refill(h, size);
 }
 
@@ -142,16 +157,23 @@ inline void* heap_malloc_aligned_fast(heap* h, std::size_t size, std::size_t ali
   return page_pop(h->direct[slot]);
 }
 
-// Free `p`: on the owning thread, a push onto the page's free list.
+// Free `p`: on the owning thread, a push onto the page's free list (or a bit
+// set in its map).
 inline void heap_free(void* p) noexcept {
   segment* seg = segment_of(p);
   if (STRATA_UNLIKELY(!segment_map::contains(seg))) return free_foreign(p);
   page* pg = seg->page_of(p);
   // Flag bits in the owner word (full page, aligned blocks) divert to the slow path.
   if (STRATA_LIKELY(pg->owner.load(std::memory_order_relaxed) == os::thread_id())) {
-    auto* b = static_cast<block*>(p);
-    b->next = pg->free;
-    pg->free = b;
+    if (STRATA_LIKELY(pg->block_size < map_min_block_size)) {
+      auto* b = static_cast<block*>(p);
+      b->next = pg->free;
+      pg->free = b;
+    } else {
+      std::uint64_t bit = map_bit(pg, p);
+      if (STRATA_UNLIKELY((pg->free_map & bit) != 0)) report_double_free(p);
+      pg->free_map |= bit;
+    }
     std::uint32_t used = pg->used - 1;
     pg->used = used;
     // One compare catches both a page left empty (0 - 1 wraps) and a double free

@@ -1,5 +1,10 @@
 // A page: a run of slices inside a segment holding blocks of one size class.
 //
+// Pages of blocks under 4 KiB keep their free blocks on `free`, a list threaded
+// through the blocks. Pages of larger blocks (at most 16 a page) keep them in
+// `free_map`, one bit a block, so that neither carving nor freeing writes into a
+// block: memory the program never touches is never faulted in.
+//
 // `free` is popped by the owning thread only. Other threads push freed blocks
 // onto `thread_free` with one atomic exchange per batch; the owner takes the
 // whole list back in its slow path. The owner word combines the owning
@@ -9,6 +14,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+
+#include "heap/size_class.hpp"
 
 namespace strata::heap {
 
@@ -40,6 +47,8 @@ struct page {
   std::size_t block_size;             // bytes per block
   std::uint64_t mallocs;              // blocks handed out since the last stats fold
   std::uint32_t used_at_fold;         // `used` then, less blocks collected from other threads
+  std::uint32_t block_inverse;        // ceil(2^32 / block_size): block index by a multiply
+  std::uint64_t free_map;             // map pages: bit i set = block i is free (owner only)
 
   std::atomic<std::uintptr_t> thread_free;  // blocks freed by other threads | thread_free_full
   std::atomic<heap*> owner_heap;            // read by other threads only as a hint
@@ -49,6 +58,22 @@ struct page {
   page* next;                               // in the heap's queue or full list
   page* prev;
 };
+
+// Blocks of this size and up live on map pages.
+inline constexpr std::size_t map_min_block_size = 4096;
+// The largest request served from a list page.
+inline constexpr std::size_t list_max_request = class_sizes[size_class_of(map_min_block_size) - 1];
+
+// Whether a page tracks its free blocks in free_map (huge pages do not).
+inline bool page_has_map(const page* pg) {
+  return pg->size_class < class_count && pg->block_size >= map_min_block_size;
+}
+
+// Bit of the map page block starting at `p`: a multiply, no division.
+inline std::uint64_t map_bit(const page* pg, const void* p) {
+  auto offset = static_cast<std::uint64_t>(static_cast<const std::uint8_t*>(p) - pg->area);
+  return std::uint64_t{1} << ((offset * pg->block_inverse) >> 32);
+}
 
 inline block* thread_free_blocks(std::uintptr_t word) {
   return reinterpret_cast<block*>(word & ~thread_free_full);

@@ -52,11 +52,15 @@ std::uint32_t page_collect(page* pg) {
   // Only the owner changes the full bit, so it can be written back as it is.
   word = pg->thread_free.exchange(word & thread_free_full, std::memory_order_acquire);
   block* list = thread_free_blocks(word);
-  std::uint32_t n = 1;
-  block* tail = list;
-  for (; tail->next != nullptr; tail = tail->next) ++n;
-  tail->next = pg->free;
-  pg->free = list;
+  std::uint32_t n = 0;
+  if (page_has_map(pg)) {
+    for (block* b = list; b != nullptr; b = b->next, ++n) pg->free_map |= map_bit(pg, b);
+  } else {
+    block* tail = list;
+    for (n = 1; tail->next != nullptr; tail = tail->next) ++n;
+    tail->next = pg->free;
+    pg->free = list;
+  }
   pg->used -= n;
   pg->used_at_fold -= n;  // the freeing threads counted these
   return n;

@@ -225,6 +225,7 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
   pg->block_size = seg->size - offset;
   pg->size_class = class_count;
   pg->free = nullptr;
+  pg->free_map = 0;
   pg->used = 1;
   pg->capacity = pg->reserved = 1;
   pg->slice_index = 0;
