@@ -87,9 +87,7 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
     heap* h = pg->owner_heap.load(std::memory_order_relaxed);
     if (pg->used == 0) heap_corruption("double free", p);
     if (page_has_map(pg)) {
-      std::uint64_t bit = map_bit(pg, b);
-      if ((pg->free_map & bit) != 0) heap_corruption("double free", p);
-      pg->free_map |= bit;
+      page_give(pg, b);
     } else {
       b->next = pg->free;
       pg->free = b;

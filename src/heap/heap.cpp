@@ -57,8 +57,8 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
   pg->mallocs = 0;
   pg->used_at_fold = 0;
   pg->reserved = static_cast<std::uint32_t>(count * slice_size / pg->block_size);
-  pg->block_inverse = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + pg->block_size - 1) /
-                                                 pg->block_size);
+  pg->block_inverse =
+      static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + pg->block_size - 1) / pg->block_size);
   pg->free_map = 0;
   if (page_has_map(pg)) {  // every block free at once: nothing is written into them
     pg->free_map = (std::uint64_t{1} << pg->reserved) - 1;
@@ -106,7 +106,7 @@ bool page_to_full(heap* h, page* pg) {
 
 // Whether the page can hand out a block, carving more of a list page if needed.
 bool page_has_block(page* pg) {
-  if (page_has_map(pg)) return pg->free_map != 0;
+  if (page_has_map(pg)) return pg->free_map != 0 || pg->free != nullptr;
   if (pg->free == nullptr && pg->capacity < pg->reserved) page_extend(pg);
   return pg->free != nullptr;
 }

@@ -118,14 +118,32 @@ inline void* page_pop(page* pg) noexcept {
   return b;
 }
 
-// The lowest free block of a map page, or null when none is free.
+// A free block of a map page (the hot one, else the lowest), or null when none is free.
 inline void* page_take(page* pg) noexcept {
-  std::uint64_t map = pg->free_map;
-  if (STRATA_UNLIKELY(map == 0)) return nullptr;
-  pg->free_map = map & (map - 1);
+  void* b = pg->free;
+  if (b != nullptr) {
+    pg->free = nullptr;
+  } else {
+    std::uint64_t map = pg->free_map;
+    if (STRATA_UNLIKELY(map == 0)) return nullptr;
+    pg->free_map = map & (map - 1);
+    b = pg->area + static_cast<std::size_t>(std::countr_zero(map)) * pg->block_size;
+  }
   pg->used++;
   pg->mallocs++;
-  return pg->area + static_cast<std::size_t>(std::countr_zero(map)) * pg->block_size;
+  return b;
+}
+
+// Return a block to a map page: into the hot slot when empty (a malloc/free
+// loop then needs no bit arithmetic), else its bit. Reports a double free.
+inline void page_give(page* pg, void* p) noexcept {
+  if (pg->free == nullptr) {
+    pg->free = static_cast<block*>(p);
+    return;
+  }
+  std::uint64_t bit = map_bit(pg, p);
+  if (STRATA_UNLIKELY((pg->free_map & bit) != 0 || pg->free == p)) report_double_free(p);
+  pg->free_map |= bit;
 }
 
 // Allocate `size` bytes from `h`: a load, a test and a pop (or a bit taken from a
@@ -170,9 +188,7 @@ inline void heap_free(void* p) noexcept {
       b->next = pg->free;
       pg->free = b;
     } else {
-      std::uint64_t bit = map_bit(pg, p);
-      if (STRATA_UNLIKELY((pg->free_map & bit) != 0)) report_double_free(p);
-      pg->free_map |= bit;
+      page_give(pg, p);
     }
     std::uint32_t used = pg->used - 1;
     pg->used = used;

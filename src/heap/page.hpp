@@ -3,7 +3,9 @@
 // Pages of blocks under 4 KiB keep their free blocks on `free`, a list threaded
 // through the blocks. Pages of larger blocks (at most 16 a page) keep them in
 // `free_map`, one bit a block, so that neither carving nor freeing writes into a
-// block: memory the program never touches is never faulted in.
+// block: memory the program never touches is never faulted in. A map page's
+// `free` holds one more free block, the last freed, which malloc takes first: a
+// malloc/free loop then skips the bit arithmetic.
 //
 // `free` is popped by the owning thread only. Other threads push freed blocks
 // onto `thread_free` with one atomic exchange per batch; the owner takes the
@@ -38,7 +40,8 @@ inline constexpr std::uintptr_t thread_free_full = 1;
 
 struct page {
   // Fast-path fields first: one cache line serves malloc and free.
-  block* free;                        // blocks ready to hand out (owner only)
+  block* free;                        // blocks ready to hand out (owner only); on a map
+                                      // page at most one, the "hot" block, its next unused
   std::uint32_t used;                 // blocks handed out, including those in thread_free
   std::uint32_t reserved;             // blocks the page can hold
   std::atomic<std::uintptr_t> owner;  // owning thread id | flags; 0 when abandoned

@@ -266,8 +266,12 @@ void heap_visit(heap* h, bool (*visit)(void*, std::size_t, void*), void* arg) no
     page_collect(pg);
     std::uint64_t free_map[max_blocks / 64] = {};
     if (segment_of(pg)->huge) return visit(pg->area, pg->block_size, arg);
-    if (page_has_map(pg)) free_map[0] = pg->free_map;
-    for (block* b = pg->free; b != nullptr; b = b->next) {
+    block* list = pg->free;
+    if (page_has_map(pg)) {  // the bits, plus the hot block (its next is not a link)
+      free_map[0] = pg->free_map | (list != nullptr ? map_bit(pg, list) : 0);
+      list = nullptr;
+    }
+    for (block* b = list; b != nullptr; b = b->next) {
       std::size_t i =
           static_cast<std::size_t>(reinterpret_cast<std::uint8_t*>(b) - pg->area) / pg->block_size;
       free_map[i / 64] |= std::uint64_t{1} << (i % 64);
