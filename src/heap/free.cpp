@@ -85,21 +85,22 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
   std::uintptr_t owner = word & ~page_flag_mask;
   if (owner == os::thread_id()) {
     heap* h = pg->owner_heap.load(std::memory_order_relaxed);
-    if (pg->used == 0) heap_corruption("double free", p);
+    if (page_live(pg) == 0) heap_corruption("double free", p);
     if (page_has_map(pg)) {
       page_give(pg, b);
     } else {
       b->next = pg->free;
       pg->free = b;
+      pg->used--;
     }
-    pg->used--;  // a normal page's stats fold counts this free
+    // A normal page's stats fold counts this free.
     if (seg->huge) h->counters.frees[class_count].add(1);
     if (pg->used == 0 && seg->huge) {
       page_free(h, pg);
       return;
     }
     if ((word & page_in_full) != 0) page_unfull(h, pg);
-    if (pg->used == 0) page_emptied(h, pg);
+    if (page_live(pg) == 0) page_emptied(h, pg);
     return;
   }
   if (owner == 0 && seg->huge) {  // its thread exited: nobody else will free it
@@ -116,8 +117,9 @@ void report_double_free(const void* p) noexcept {
 }
 
 void page_emptied_by_owner(page* pg) noexcept {
-  if (pg->used > pg->reserved) heap_corruption("double free", pg->free);
-  page_emptied(pg->owner_heap.load(std::memory_order_relaxed), pg);
+  if (pg->used > pg->reserved || page_live(pg) > pg->reserved)
+    heap_corruption("double free", pg->free);
+  if (page_live(pg) == 0) page_emptied(pg->owner_heap.load(std::memory_order_relaxed), pg);
 }
 
 void remote_flush_all(thread_context* ctx) {

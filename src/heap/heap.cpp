@@ -119,7 +119,7 @@ page* find_page(heap* h, std::size_t cls) {
       page* next = pg->next;
       page_collect(pg);
       page_fold_stats(h, pg);
-      if (pg->used == 0) page_unretain(h->context, pg);  // an emptied page serves again
+      if (page_live(pg) == 0) page_unretain(h->context, pg);  // an emptied page serves again
       if (page_has_block(pg)) {
         if (q.first != pg) {
           queue_remove(q, pg);
@@ -144,6 +144,22 @@ page* find_page(heap* h, std::size_t cls) {
 }
 
 }  // namespace
+
+void page_settle(heap* h, page* pg) {
+  if (!page_has_map(pg) || pg->free != nullptr || h->current[pg->size_class] == pg) return;
+  if ((pg->owner.load(std::memory_order_relaxed) & page_in_full) != 0) return;
+  for (;;) {
+    if (std::uint64_t map = pg->free_map; map != 0) {
+      pg->free_map = map & (map - 1);
+      pg->free = reinterpret_cast<block*>(
+          pg->area + static_cast<std::size_t>(std::countr_zero(map)) * pg->block_size);
+      pg->used++;
+      return;
+    }
+    if (page_to_full(h, pg)) return;
+    page_collect(pg);  // other threads freed into it meanwhile
+  }
+}
 
 void* malloc_refill(heap* h, std::size_t size) noexcept {
   if (h == &empty_heap) {

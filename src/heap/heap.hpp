@@ -118,7 +118,8 @@ inline void* page_pop(page* pg) noexcept {
   return b;
 }
 
-// A free block of a map page (the hot one, else the lowest), or null when none is free.
+// A free block of a map page (the hot one, already counted in `used`, else the
+// lowest), or null when none is free.
 inline void* page_take(page* pg) noexcept {
   void* b = pg->free;
   if (b != nullptr) {
@@ -128,22 +129,24 @@ inline void* page_take(page* pg) noexcept {
     if (STRATA_UNLIKELY(map == 0)) return nullptr;
     pg->free_map = map & (map - 1);
     b = pg->area + static_cast<std::size_t>(std::countr_zero(map)) * pg->block_size;
+    pg->used++;
   }
-  pg->used++;
   pg->mallocs++;
   return b;
 }
 
-// Return a block to a map page: into the hot slot when empty (a malloc/free
-// loop then needs no bit arithmetic), else its bit. Reports a double free.
-inline void page_give(page* pg, void* p) noexcept {
+// Return a block to a map page: into the hot slot when empty (`used` keeps
+// counting it; returns true), else its bit with `used` one less. Reports a double free.
+inline bool page_give(page* pg, void* p) noexcept {
   if (pg->free == nullptr) {
     pg->free = static_cast<block*>(p);
-    return;
+    return true;
   }
   std::uint64_t bit = map_bit(pg, p);
   if (STRATA_UNLIKELY((pg->free_map & bit) != 0 || pg->free == p)) report_double_free(p);
   pg->free_map |= bit;
+  pg->used--;
+  return false;
 }
 
 // Allocate `size` bytes from `h`: a load, a test and a pop (or a bit taken from a
@@ -187,17 +190,20 @@ inline void heap_free(void* p) noexcept {
       auto* b = static_cast<block*>(p);
       b->next = pg->free;
       pg->free = b;
-    } else {
-      page_give(pg, p);
+      std::uint32_t used = pg->used - 1;
+      pg->used = used;
+      // One compare catches both a page left empty (0 - 1 wraps) and a double free
+      // (used wrapped). The page malloc takes blocks from stays as it is, empty.
+      if (STRATA_UNLIKELY(used - 1 >= pg->reserved)) {
+        if (used == 0 && tls_heap->current[pg->size_class] == pg) return;
+        page_emptied_by_owner(pg);
+      }
+      return;
     }
-    std::uint32_t used = pg->used - 1;
-    pg->used = used;
-    // One compare catches both a page left empty (0 - 1 wraps) and a double free
-    // (used wrapped). The page malloc takes blocks from stays as it is, empty.
-    if (STRATA_UNLIKELY(used - 1 >= pg->reserved)) {
-      if (used == 0 && tls_heap->current[pg->size_class] == pg) return;
+    // Into the hot slot only on the current page, which is kept even when empty.
+    // Otherwise: left with just the hot block (1 - 2 wraps), or a double free.
+    if (!page_give(pg, p) && STRATA_UNLIKELY(pg->used - 2 >= pg->reserved))
       page_emptied_by_owner(pg);
-    }
     return;
   }
   free_slow(seg, pg, p);

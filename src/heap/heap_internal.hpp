@@ -23,6 +23,10 @@ void page_unfull(heap* h, page* pg);
 void page_emptied(heap* h, page* pg);
 // An emptied page (perhaps retained) is about to serve malloc again.
 void page_unretain(thread_context* ctx, page* pg);
+// A map page of `h` that is not its current page gets a hot block from its bits,
+// or goes to the full list: the free fast path fills an empty hot slot without
+// checking whether the page became empty, which only the current page may skip.
+void page_settle(heap* h, page* pg);
 // Give every emptied page the thread retained back to its segment.
 void thread_free_retained(thread_context* ctx);
 // Give a page's slices (or a huge page's segment) back.

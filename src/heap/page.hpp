@@ -4,8 +4,9 @@
 // through the blocks. Pages of larger blocks (at most 16 a page) keep them in
 // `free_map`, one bit a block, so that neither carving nor freeing writes into a
 // block: memory the program never touches is never faulted in. A map page's
-// `free` holds one more free block, the last freed, which malloc takes first: a
-// malloc/free loop then skips the bit arithmetic.
+// `free` holds one more free block, the hot block, which malloc takes first;
+// it stays counted in `used`, so a malloc/free loop touches neither the bits nor
+// `used`. Only a page's current page (or a full one) has no hot block.
 //
 // `free` is popped by the owning thread only. Other threads push freed blocks
 // onto `thread_free` with one atomic exchange per batch; the owner takes the
@@ -43,13 +44,14 @@ struct page {
   block* free;                        // blocks ready to hand out (owner only); on a map
                                       // page at most one, the "hot" block, its next unused
   std::uint32_t used;                 // blocks handed out, including those in thread_free
+                                      // and a map page's hot block
   std::uint32_t reserved;             // blocks the page can hold
   std::atomic<std::uintptr_t> owner;  // owning thread id | flags; 0 when abandoned
   std::uint32_t size_class;           // class index; class_count for a huge block
   std::uint32_t capacity;             // blocks carved out of the page so far
   std::size_t block_size;             // bytes per block
   std::uint64_t mallocs;              // blocks handed out since the last stats fold
-  std::uint32_t used_at_fold;         // `used` then, less blocks collected from other threads
+  std::uint32_t used_at_fold;         // page_live() then, less blocks collected from others
   std::uint32_t block_inverse;        // ceil(2^32 / block_size): block index by a multiply
   std::uint64_t free_map;             // map pages: bit i set = block i is free (owner only)
 
@@ -76,6 +78,11 @@ inline bool page_has_map(const page* pg) {
 inline std::uint64_t map_bit(const page* pg, const void* p) {
   auto offset = static_cast<std::uint64_t>(static_cast<const std::uint8_t*>(p) - pg->area);
   return std::uint64_t{1} << ((offset * pg->block_inverse) >> 32);
+}
+
+// Blocks the program holds: `used` less a map page's hot block.
+inline std::uint32_t page_live(const page* pg) {
+  return pg->used - (page_has_map(pg) && pg->free != nullptr ? 1 : 0);
 }
 
 inline block* thread_free_blocks(std::uintptr_t word) {

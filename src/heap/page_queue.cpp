@@ -70,11 +70,12 @@ void page_fold_stats(heap* h, page* pg) {
   std::size_t cls = pg->size_class;
   if (cls == class_count) return;  // huge blocks are counted as they come and go
   // Blocks out now less blocks out at the last fold: mallocs less owner frees.
-  auto net = static_cast<std::int32_t>(pg->used - pg->used_at_fold);
+  std::uint32_t live = page_live(pg);
+  auto net = static_cast<std::int32_t>(live - pg->used_at_fold);
   h->counters.mallocs[cls].add(pg->mallocs);
   h->counters.frees[cls].add(pg->mallocs - static_cast<std::uint64_t>(std::int64_t{net}));
   pg->mallocs = 0;
-  pg->used_at_fold = pg->used;
+  pg->used_at_fold = live;
 }
 
 void heap_fold_stats(heap* h) {
@@ -92,6 +93,7 @@ void page_unfull(heap* h, page* pg) {
   bool was_empty = q.first == nullptr;
   queue_push_back(q, pg);
   if (was_empty) heap_set_current(h, pg->size_class);
+  page_settle(h, pg);
 }
 
 namespace {
@@ -129,7 +131,7 @@ void thread_free_retained(thread_context* ctx) {
     for (std::size_t cls = 0; cls < class_count; ++cls) {
       for (page* pg = h->queues[cls].first; pg != nullptr;) {
         page* next = pg->next;
-        if (pg->used == 0 && h->current[cls] != pg) page_free(h, pg);
+        if (page_live(pg) == 0 && h->current[cls] != pg) page_free(h, pg);
         pg = next;
       }
     }
@@ -175,7 +177,7 @@ void heap_requeue_remote_full(heap* h) {
     page* next = pg->next;
     if (thread_free_blocks(pg->thread_free.load(std::memory_order_relaxed)) != nullptr) {
       page_collect(pg);
-      if (pg->used == 0)
+      if (page_live(pg) == 0)
         page_free(h, pg);
       else if (!segment_of(pg)->huge)
         page_unfull(h, pg);

@@ -60,11 +60,12 @@ bool adopt_segment(thread_context* ctx, segment* seg) {
     pg->owner.store(ctx->thread_id | flags, std::memory_order_relaxed);
     page_collect(pg);
     queue_push_back(h->queues[pg->size_class], pg);
-    if (pg->used == 0) {
+    if (page_live(pg) == 0) {
       page_free(h, pg);
     } else {
       ++live;
       if (h->queues[pg->size_class].first == pg) heap_set_current(h, pg->size_class);
+      page_settle(h, pg);
     }
   });
   return live != 0;
@@ -78,7 +79,7 @@ void abandon_pages(heap* h) {
     for (page* pg = q.first; pg != nullptr;) {
       page* next = pg->next;
       page_collect(pg);
-      if (pg->used == 0) {
+      if (page_live(pg) == 0) {
         page_free(h, pg);
       } else {
         pg->thread_free.fetch_and(~thread_free_full, std::memory_order_relaxed);
@@ -226,8 +227,9 @@ void heap_destroy(heap* h) noexcept {
     while (page* pg = q.first) {
       page_collect(pg);
       page_fold_stats(h, pg);
-      h->counters.frees[pg->size_class].add(pg->used);  // every live block is freed here
+      h->counters.frees[pg->size_class].add(page_live(pg));  // every live block is freed here
       pg->used = pg->used_at_fold = 0;
+      pg->free = nullptr;  // a map page's hot block too
       page_free(h, pg);
     }
   };
@@ -251,7 +253,14 @@ void heap_delete(heap* h) noexcept {
   };
   for (page_queue& q : h->queues) move(q, false);
   move(h->full, true);
-  for (std::size_t cls = 0; cls < class_count; ++cls) heap_set_current(target, cls);
+  for (std::size_t cls = 0; cls < class_count; ++cls) {
+    heap_set_current(target, cls);
+    for (page* pg = target->queues[cls].first; pg != nullptr;) {
+      page* next = pg->next;  // settling may move it to the full list
+      page_settle(target, pg);
+      pg = next;
+    }
+  }
   // Frees into moved full pages may have signalled the old heap: look anyway.
   target->full_pages_have_remote.store(true, std::memory_order_relaxed);
   unlink_from_thread(h);
@@ -300,7 +309,7 @@ void collect(bool force) noexcept {
         for (page* pg = each->queues[cls].first; pg != nullptr;) {
           page* next = pg->next;
           page_collect(pg);
-          if (pg->used == 0) page_free(each, pg);
+          if (page_live(pg) == 0) page_free(each, pg);
           pg = next;
         }
       }

@@ -187,6 +187,20 @@ TEST(HeapApiDeath, DoubleFreeIsReported) {
       "strata: heap corruption: double free");
 }
 
+TEST(HeapApiDeath, DoubleFreeOnABitmapPageIsReported) {
+  EXPECT_DEATH(
+      {
+        void* keep = strata_malloc(8192);  // pages of 4 KiB blocks and up track free bits
+        void* p = strata_malloc(8192);
+        void* q = strata_malloc(8192);
+        strata_free(q);
+        strata_free(p);
+        strata_free(p);
+        strata_free(keep);
+      },
+      "strata: heap corruption: double free");
+}
+
 TEST(HeapApiDeath, ForeignPointerIsReported) {
   EXPECT_DEATH(
       {

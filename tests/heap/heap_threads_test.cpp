@@ -1,7 +1,9 @@
 // Multi-threaded heap tests: cross-thread frees, producer/consumer, thread churn.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -109,6 +111,38 @@ TEST(HeapThreads, BlocksOfExitedThreadsStayValidAndAreReclaimed) {
   for (const parcel& item : orphans) check_and_free(item);  // freed after their thread exited
   void* p = strata_malloc(100);
   strata_free(p);
+}
+
+TEST(HeapThreads, BitmapPagesEmptiedInAnyOrderGoBack) {
+  // Blocks of 4 KiB-1 MiB (bitmap pages), freed in a shuffled order, a third of
+  // them by another thread while their pages sit full: every page must come back.
+  strata_collect(1);
+  strata_stats_t before;
+  strata_stats_get(&before);
+  std::mt19937_64 random(11);
+  for (int round = 0; round < 4; ++round) {
+    std::vector<parcel> blocks;
+    for (int i = 0; i < 600; ++i) {
+      std::size_t size = std::size_t{4096} << (random() % 9);
+      size += random() % size;
+      auto* p = static_cast<std::uint8_t*>(strata_malloc(size));
+      ASSERT_NE(p, nullptr);
+      auto tag = static_cast<std::uint8_t>(i);
+      for (std::size_t j = 0; j < size; j += 61) p[j] = tag;
+      blocks.push_back({p, size, tag});
+    }
+    std::shuffle(blocks.begin(), blocks.end(), random);
+    std::vector<parcel> theirs(blocks.begin(), blocks.begin() + 200);
+    std::thread([&] {
+      for (const parcel& item : theirs) check_and_free(item);
+    }).join();
+    for (std::size_t i = 200; i < blocks.size(); ++i) check_and_free(blocks[i]);
+  }
+  strata_collect(0);
+  strata_stats_t after;
+  strata_stats_get(&after);
+  EXPECT_EQ(after.pages, before.pages);
+  EXPECT_EQ(after.in_use, before.in_use);
 }
 
 TEST(HeapThreads, HugeBlocksFreedByAnotherThread) {
