@@ -28,7 +28,7 @@ struct descriptor {
 
 constexpr descriptor table[STRATA_OPTION_COUNT] = {
     {"VERBOSE", kind::flag, 0},         {"SHOW_STATS", kind::flag, 0},
-    {"SHOW_ERRORS", kind::flag, 0},     {"PURGE_DELAY_MS", kind::number, 10},
+    {"SHOW_ERRORS", kind::flag, 0},     {"PURGE_DELAY_MS", kind::number, 100},
     {"PURGE_DECOMMITS", kind::flag, 1}, {"LARGE_OS_PAGES", kind::flag, 0},
     {"SECURE", kind::flag, 0},          {"ARENA_RESERVE", kind::bytes, 0},
 };

@@ -36,7 +36,7 @@ class Options : public testing::Test {
 TEST_F(Options, Defaults) {
   EXPECT_EQ(reload_capturing_warnings(), "");
   EXPECT_EQ(strata_option_get(STRATA_OPTION_VERBOSE), 0);
-  EXPECT_EQ(strata_option_get(STRATA_OPTION_PURGE_DELAY_MS), 10);
+  EXPECT_EQ(strata_option_get(STRATA_OPTION_PURGE_DELAY_MS), 100);
   EXPECT_EQ(strata_option_get(STRATA_OPTION_PURGE_DECOMMITS), 1);
   EXPECT_EQ(strata_option_get(STRATA_OPTION_ARENA_RESERVE), 0);
 }
@@ -73,7 +73,7 @@ TEST_F(Options, UnparsableValuesWarnAndFallBack) {
   EXPECT_NE(err.find("unparsable value in 'STRATA_VERBOSE=maybe'"), std::string::npos);
   EXPECT_NE(err.find("unparsable value in 'STRATA_ARENA_RESERVE=12X'"), std::string::npos);
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 3);
-  EXPECT_EQ(strata_option_get(STRATA_OPTION_PURGE_DELAY_MS), 10);
+  EXPECT_EQ(strata_option_get(STRATA_OPTION_PURGE_DELAY_MS), 100);
   EXPECT_EQ(strata_option_get(STRATA_OPTION_VERBOSE), 0);
   EXPECT_EQ(strata_option_get(STRATA_OPTION_ARENA_RESERVE), 0);
 }
@@ -81,7 +81,7 @@ TEST_F(Options, UnparsableValuesWarnAndFallBack) {
 TEST_F(Options, OverflowIsUnparsable) {
   setenv("STRATA_PURGE_DELAY_MS", "99999999999999999999999", 1);
   EXPECT_NE(reload_capturing_warnings(), "");
-  EXPECT_EQ(strata_option_get(STRATA_OPTION_PURGE_DELAY_MS), 10);
+  EXPECT_EQ(strata_option_get(STRATA_OPTION_PURGE_DELAY_MS), 100);
 }
 
 TEST_F(Options, SettableFromCode) {
@@ -98,6 +98,6 @@ TEST_F(Options, VerbosePrintsOptions) {
   testing::internal::CaptureStderr();
   options::print();
   std::string out = testing::internal::GetCapturedStderr();
-  EXPECT_NE(out.find("strata: option STRATA_PURGE_DELAY_MS=10"), std::string::npos);
+  EXPECT_NE(out.find("strata: option STRATA_PURGE_DELAY_MS=100"), std::string::npos);
   EXPECT_NE(out.find("strata: option STRATA_VERBOSE=1"), std::string::npos);
 }
