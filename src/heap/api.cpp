@@ -40,6 +40,9 @@ void* resize(heap* h, void* p, std::size_t size) {
   // Shrinking to at least half keeps the block; growing tries in place first.
   if (size <= usable && size >= usable / 2) return p;
   if (size > usable && expand_in_place(p, size)) return p;
+  if (size > medium_max) {
+    if (void* q = huge_move(p, size)) return q;
+  }
   void* q = heap_malloc(h, size);
   if (q == nullptr) return nullptr;
   std::memcpy(q, p, size < usable ? size : usable);

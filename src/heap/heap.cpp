@@ -234,6 +234,40 @@ std::size_t usable_size(const void* p) noexcept {
   return pg->block_size - static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) - start);
 }
 
+void* huge_move(void* p, std::size_t size) noexcept {
+  segment* seg = segment_of(p);
+  if (!segment_map::contains(seg) || !seg->huge || size > (SIZE_MAX >> 2)) return nullptr;
+  page* pg = &seg->pages[0];
+  std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
+  if ((word & ~page_flag_mask) != os::thread_id() || p != pg->area) return nullptr;
+  auto offset = static_cast<std::size_t>(pg->area - reinterpret_cast<std::uint8_t*>(seg));
+  std::size_t os_page = os::page_size();
+  std::size_t total = (offset + size + os_page - 1) & ~(os_page - 1);
+  std::size_t old_size = seg->size;
+  if (total <= old_size) return nullptr;
+  heap* h = pg->owner_heap.load(std::memory_order_relaxed);
+  queue_remove(h->full, pg);
+  // Out of the map first: once moved, the old range may hold another thread's segment.
+  segment_map::remove(seg);
+  auto* moved = static_cast<segment*>(os::move_aligned(seg, old_size, total, segment_size));
+  if (moved == nullptr) {
+    segment_map::add(seg);
+    queue_push_back(h->full, pg);
+    return nullptr;
+  }
+  segment_map::add(moved);
+  std::size_t grow = total - old_size;
+  global_stats::reserved.fetch_add(grow, std::memory_order_relaxed);
+  global_stats::huge_in_use.fetch_add(grow, std::memory_order_relaxed);
+  global_stats::commit(grow);
+  moved->size = total;
+  pg = &moved->pages[0];
+  pg->area = reinterpret_cast<std::uint8_t*>(moved) + offset;
+  pg->block_size = total - offset;
+  queue_push_back(h->full, pg);
+  return pg->area;
+}
+
 bool expand_in_place(void* p, std::size_t size) noexcept {
   segment* seg = segment_of(p);
   if (!segment_map::contains(seg)) return false;

@@ -225,6 +225,9 @@ void* heap_malloc_aligned(heap* h, std::size_t size, std::size_t alignment) noex
 std::size_t usable_size(const void* p) noexcept;
 // Grow or shrink in place; false when the block cannot hold `size` bytes.
 bool expand_in_place(void* p, std::size_t size) noexcept;
+// Grow a huge block of this thread by moving its mapping (its pages move, no
+// byte is copied); the new address, or null when that does not apply.
+void* huge_move(void* p, std::size_t size) noexcept;
 heap* heap_new() noexcept;
 void heap_destroy(heap* h) noexcept;
 void heap_delete(heap* h) noexcept;

@@ -154,6 +154,23 @@ bool extend_in_place(void* p, std::size_t old_size, std::size_t new_size) noexce
   return q != MAP_FAILED || fail("extend");
 }
 
+void* move_aligned(void* p, std::size_t old_size, std::size_t new_size,
+                   std::size_t alignment) noexcept {
+  void* target = reserve_aligned(new_size, alignment, false);
+  if (target == nullptr) return nullptr;
+  if (injected_failure("move")) {
+    ::munmap(target, new_size);
+    return nullptr;
+  }
+  void* q = ::mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
+  if (q == MAP_FAILED) {
+    fail("move");
+    ::munmap(target, new_size);
+    return nullptr;
+  }
+  return q;
+}
+
 std::size_t current_rss() noexcept {
   return read_proc_number("/proc/self/statm", nullptr, 1) * page_size();
 }

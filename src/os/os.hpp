@@ -46,6 +46,11 @@ bool hint_huge_pages(void* p, std::size_t size) noexcept;
 // Try to grow a mapping in place (no move); false when the next range is taken.
 bool extend_in_place(void* p, std::size_t old_size, std::size_t new_size) noexcept;
 
+// Move a mapping to a new range of `new_size` bytes aligned to `alignment`,
+// its pages carried over rather than copied (the old range is gone); null on failure.
+void* move_aligned(void* p, std::size_t old_size, std::size_t new_size,
+                   std::size_t alignment) noexcept;
+
 // Resident set size of this process now, and its peak, in bytes.
 std::size_t current_rss() noexcept;
 std::size_t peak_rss() noexcept;

@@ -137,6 +137,33 @@ TEST(HeapApi, CallocZeroesReusedMemory) {
   }
 }
 
+TEST(HeapApi, HugeBlocksGrowByDoublingWithContentsKept) {
+  // A doubling realloc of a huge block, with a block in the way of growing in
+  // place: the mapping moves instead of being copied, and the bytes come along.
+  std::size_t size = std::size_t{9} << 20;
+  auto* p = static_cast<unsigned char*>(strata_malloc(size));
+  for (std::size_t i = 0; i < size; i += 4096) p[i] = static_cast<unsigned char>(i >> 12);
+  strata_stats_t before;
+  strata_stats_get(&before);
+  for (int step = 0; step < 4; ++step) {
+    void* neighbour = strata_malloc(std::size_t{9} << 20);  // likely right after p
+    std::size_t grown = size * 2;
+    auto* q = static_cast<unsigned char*>(strata_realloc(p, grown));
+    ASSERT_NE(q, nullptr);
+    for (std::size_t i = 0; i < size; i += 4096)
+      ASSERT_EQ(q[i], static_cast<unsigned char>(i >> 12)) << i;
+    ASSERT_GE(strata_usable_size(q), grown);
+    for (std::size_t i = size; i < grown; i += 4096) q[i] = static_cast<unsigned char>(i >> 12);
+    strata_free(neighbour);
+    p = q;
+    size = grown;
+  }
+  strata_stats_t after;
+  strata_stats_get(&after);
+  EXPECT_EQ(after.huge_in_use - before.huge_in_use, strata_usable_size(p) - (std::size_t{9} << 20));
+  strata_free(p);
+}
+
 TEST(HeapApi, ReallocPreservesContentsAndShrinksInPlace) {
   auto* p = static_cast<unsigned char*>(strata_malloc(10));
   for (int i = 0; i < 10; ++i) p[i] = static_cast<unsigned char>(i);
