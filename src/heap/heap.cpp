@@ -67,7 +67,8 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
   pg->slice_index = static_cast<std::uint32_t>(first);
   pg->slice_count = static_cast<std::uint32_t>(count);
   pg->next = pg->prev = nullptr;
-  pg->owner.store(h->context->thread_id, std::memory_order_relaxed);
+  pg->owner.store(h->context->thread_id | (page_has_map(pg) ? page_is_map : 0),
+                  std::memory_order_relaxed);
   return pg;
 }
 
@@ -77,13 +78,23 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
 page* page_alloc(heap* h, std::size_t cls) {
   thread_context* ctx = h->context;
   std::size_t count = page_slices(cls);
-  for (;;) {
-    for (bool dirty_only : {true, false}) {
-      for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
-        std::size_t first = segment_claim_slices(seg, count, dirty_only);
-        if (first != 0) return page_init(h, seg, first, count, cls);
-      }
+  auto claim = [&](bool dirty_only) -> page* {
+    for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
+      std::size_t first = segment_claim_slices(seg, count, dirty_only);
+      if (first != 0) return page_init(h, seg, first, count, cls);
     }
+    return nullptr;
+  };
+  bool released = false;
+  for (;;) {
+    if (page* pg = claim(true)) return pg;
+    // Before slices that fault memory in, give back the empty pages this thread
+    // keeps (current ones too): their slices may serve, and RSS stays down.
+    if (!released) {
+      released = true;
+      if (thread_free_empty_pages(ctx, true)) continue;
+    }
+    if (page* pg = claim(false)) return pg;
     if (thread_acquire_segment(ctx) == nullptr) return nullptr;
   }
 }

@@ -184,22 +184,24 @@ inline void heap_free(void* p) noexcept {
   segment* seg = segment_of(p);
   if (STRATA_UNLIKELY(!segment_map::contains(seg))) return free_foreign(p);
   page* pg = seg->page_of(p);
-  // Flag bits in the owner word (full page, aligned blocks) divert to the slow path.
-  if (STRATA_LIKELY(pg->owner.load(std::memory_order_relaxed) == os::thread_id())) {
-    if (STRATA_LIKELY(pg->block_size < map_min_block_size)) {
-      auto* b = static_cast<block*>(p);
-      b->next = pg->free;
-      pg->free = b;
-      std::uint32_t used = pg->used - 1;
-      pg->used = used;
-      // One compare catches both a page left empty (0 - 1 wraps) and a double free
-      // (used wrapped). The page malloc takes blocks from stays as it is, empty.
-      if (STRATA_UNLIKELY(used - 1 >= pg->reserved)) {
-        if (used == 0 && tls_heap->current[pg->size_class] == pg) return;
-        page_emptied_by_owner(pg);
-      }
-      return;
+  // The owner word less this thread's id leaves the flags: none for a list page
+  // of this thread, page_is_map for a map page; anything else takes the slow path.
+  std::uintptr_t flags = pg->owner.load(std::memory_order_relaxed) ^ os::thread_id();
+  if (STRATA_LIKELY(flags == 0)) {
+    auto* b = static_cast<block*>(p);
+    b->next = pg->free;
+    pg->free = b;
+    std::uint32_t used = pg->used - 1;
+    pg->used = used;
+    // One compare catches both a page left empty (0 - 1 wraps) and a double free
+    // (used wrapped). The page malloc takes blocks from stays as it is, empty.
+    if (STRATA_UNLIKELY(used - 1 >= pg->reserved)) {
+      if (used == 0 && tls_heap->current[pg->size_class] == pg) return;
+      page_emptied_by_owner(pg);
     }
+    return;
+  }
+  if (STRATA_LIKELY(flags == page_is_map)) {
     // Into the hot slot only on the current page, which is kept even when empty.
     // Otherwise: left with just the hot block (1 - 2 wraps), or a double free.
     if (!page_give(pg, p) && STRATA_UNLIKELY(pg->used - 2 >= pg->reserved))

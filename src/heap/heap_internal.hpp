@@ -27,8 +27,9 @@ void page_unretain(thread_context* ctx, page* pg);
 // or goes to the full list: the free fast path fills an empty hot slot without
 // checking whether the page became empty, which only the current page may skip.
 void page_settle(heap* h, page* pg);
-// Give every emptied page the thread retained back to its segment.
-void thread_free_retained(thread_context* ctx);
+// Give the thread's emptied pages (retained ones; with_current, also current
+// pages left empty) back to their segments; true when there was any.
+bool thread_free_empty_pages(thread_context* ctx, bool with_current);
 // Give a page's slices (or a huge page's segment) back.
 void page_free(heap* h, page* pg);
 // Pages of `h` other threads freed into while they were full: requeue them.

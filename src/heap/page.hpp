@@ -32,7 +32,10 @@ struct block {
 // Flag bits kept in the low bits of page::owner (thread ids are 16-byte aligned).
 inline constexpr std::uintptr_t page_in_full = 1;      // on the heap's full list
 inline constexpr std::uintptr_t page_has_aligned = 2;  // holds pointers interior to blocks
-inline constexpr std::uintptr_t page_flag_mask = 3;
+inline constexpr std::uintptr_t page_is_map = 4;       // tracks free blocks in free_map
+inline constexpr std::uintptr_t page_flag_mask = 7;
+// Flags a page keeps when it changes owner.
+inline constexpr std::uintptr_t page_kind_flags = page_has_aligned | page_is_map;
 
 // Low bit of page::thread_free: the page is on its heap's full list, so a
 // thread that frees into it must tell the heap. Kept in the same word the

@@ -126,17 +126,22 @@ void page_unretain(thread_context* ctx, page* pg) {
   ctx->retained_bytes -= bytes < ctx->retained_bytes ? bytes : ctx->retained_bytes;
 }
 
-void thread_free_retained(thread_context* ctx) {
+bool thread_free_empty_pages(thread_context* ctx, bool with_current) {
+  bool freed = false;
   for (heap* h = &ctx->main_heap; h != nullptr; h = h->next_in_thread) {
     for (std::size_t cls = 0; cls < class_count; ++cls) {
       for (page* pg = h->queues[cls].first; pg != nullptr;) {
         page* next = pg->next;
-        if (page_live(pg) == 0 && h->current[cls] != pg) page_free(h, pg);
+        if (page_live(pg) == 0 && (with_current || h->current[cls] != pg)) {
+          page_free(h, pg);
+          freed = true;
+        }
         pg = next;
       }
     }
   }
   ctx->retained_bytes = 0;
+  return freed;
 }
 
 void page_free(heap* h, page* pg) {

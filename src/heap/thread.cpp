@@ -55,7 +55,7 @@ bool adopt_segment(thread_context* ctx, segment* seg) {
   link_segment(ctx, seg);
   std::size_t live = 0;
   for_each_page(seg, [&](page* pg) {
-    std::uintptr_t flags = pg->owner.load(std::memory_order_relaxed) & page_has_aligned;
+    std::uintptr_t flags = pg->owner.load(std::memory_order_relaxed) & page_kind_flags;
     pg->owner_heap.store(h, std::memory_order_relaxed);
     pg->owner.store(ctx->thread_id | flags, std::memory_order_relaxed);
     page_collect(pg);
@@ -84,7 +84,7 @@ void abandon_pages(heap* h) {
       } else {
         pg->thread_free.fetch_and(~thread_free_full, std::memory_order_relaxed);
         pg->owner_heap.store(nullptr, std::memory_order_relaxed);
-        pg->owner.store(pg->owner.load(std::memory_order_relaxed) & page_has_aligned,
+        pg->owner.store(pg->owner.load(std::memory_order_relaxed) & page_kind_flags,
                         std::memory_order_release);
         // A free racing with the owner change posted a block: look once more.
         if (segment_of(pg)->huge && page_collect(pg) != 0 && pg->used == 0)
@@ -182,7 +182,7 @@ void thread_purge_segment(thread_context* ctx, segment* seg) {
 }
 
 void thread_purge_due(thread_context* ctx, bool force) {
-  if (ctx->retained_bytes != 0) thread_free_retained(ctx);
+  if (ctx->retained_bytes != 0) thread_free_empty_pages(ctx, false);
   std::int64_t now = clock_ms();
   std::int64_t earliest = 0;
   for (segment* seg = ctx->segments; seg != nullptr;) {
