@@ -92,6 +92,46 @@ TEST(HeapMemory, HugeCacheMakesRoomForTheLatestBlock) {
   EXPECT_LE(after.os_calls - before.os_calls, 4u);
 }
 
+TEST(HeapMemory, EmptyPagesServeBeforeTheHeapGrows) {
+  // Blocks of four large classes, freed: their pages stay behind, empty. A
+  // block of yet another class must reuse their memory, not fault in more.
+  std::size_t grown = 0;
+  std::thread([&] {
+    for (std::size_t size : {512 * 1024, 1024 * 1024, 2048 * 1024, 4096 * 1024}) {
+      void* p = strata_malloc(size);
+      std::memset(p, 1, size);
+      strata_free(p);
+    }
+    strata_stats_t before;
+    strata_stats_get(&before);
+    void* big = strata_malloc(7 * MiB);
+    std::memset(big, 2, 7 * MiB);
+    strata_stats_t after;
+    strata_stats_get(&after);
+    grown = after.committed - before.committed;
+    strata_free(big);
+  }).join();
+  EXPECT_LT(grown, 4 * MiB);
+}
+
+TEST(HeapMemory, HugeReallocFallsBackToACopyWhenTheMoveFails) {
+  std::size_t size = 12 * MiB;
+  auto* p = static_cast<unsigned char*>(strata_malloc(size));
+  for (std::size_t i = 0; i < size; i += 4096) p[i] = static_cast<unsigned char>(i >> 12);
+  void* neighbour = strata_malloc(12 * MiB);  // in the way of growing in place
+  // Calls from here: grow in place, reserve the target, then the move itself fails.
+  os::inject_failure(3);
+  auto* q = static_cast<unsigned char*>(strata_realloc(p, 3 * size));
+  os::inject_failure(0);
+  ASSERT_NE(q, nullptr);
+  ASSERT_NE(os::last_failure().call, nullptr);
+  EXPECT_STREQ(os::last_failure().call, "move");
+  for (std::size_t i = 0; i < size; i += 4096)
+    ASSERT_EQ(q[i], static_cast<unsigned char>(i >> 12)) << i;
+  strata_free(q);
+  strata_free(neighbour);
+}
+
 TEST(HeapMemory, CollectPurgesFreedPages) {
   std::vector<void*> blocks;
   for (int i = 0; i < 4000; ++i) blocks.push_back(strata_malloc(8192));
