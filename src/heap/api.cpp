@@ -83,10 +83,8 @@ void strata_free_sized(void* p, size_t) noexcept {
 }
 
 void* strata_malloc_aligned(size_t size, size_t alignment) noexcept {
-  if (alignment != 0 && (alignment & (alignment - 1)) == 0) {
-    void* p = heap_malloc_aligned_fast(tls_heap, size, alignment);
-    if (STRATA_LIKELY(p != nullptr)) return p;
-  }
+  if (void* p = heap_malloc_aligned_fast(tls_heap, size, alignment); STRATA_LIKELY(p != nullptr))
+    return p;
   heap* h = default_heap();
   if (h == nullptr) {
     errno = ENOMEM;

@@ -160,13 +160,7 @@ void page_settle(heap* h, page* pg) {
   if (!page_has_map(pg) || pg->free != nullptr || h->current[pg->size_class] == pg) return;
   if ((pg->owner.load(std::memory_order_relaxed) & page_in_full) != 0) return;
   for (;;) {
-    if (std::uint64_t map = pg->free_map; map != 0) {
-      pg->free_map = map & (map - 1);
-      pg->free = reinterpret_cast<block*>(
-          pg->area + static_cast<std::size_t>(std::countr_zero(map)) * pg->block_size);
-      pg->used++;
-      return;
-    }
+    if ((pg->free = map_take_lowest(pg)) != nullptr) return;
     if (page_to_full(h, pg)) return;
     page_collect(pg);  // other threads freed into it meanwhile
   }

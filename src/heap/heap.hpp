@@ -82,7 +82,8 @@ struct thread_context {
   remote_batch batches[remote_batch_slots];
   std::uint32_t batched_frees = 0;  // blocks waiting in batches
   std::int64_t next_purge = 0;      // ms clock of the earliest pending purge; 0 when none
-  std::size_t retained_bytes = 0;   // emptied pages left in their queues (an upper bound)
+  std::size_t retained_bytes = 0;   // emptied pages left in their queues (approximate;
+                                    // reset by each scan that frees them)
 };
 
 // The page every slot of a fresh heap points at: never has a free block.
@@ -118,18 +119,26 @@ inline void* page_pop(page* pg) noexcept {
   return b;
 }
 
+// The lowest free block of a map page, its bit cleared and `used` counting it;
+// null when no bit is set.
+inline block* map_take_lowest(page* pg) noexcept {
+  std::uint64_t map = pg->free_map;
+  if (STRATA_UNLIKELY(map == 0)) return nullptr;
+  pg->free_map = map & (map - 1);
+  pg->used++;
+  return reinterpret_cast<block*>(pg->area +
+                                  static_cast<std::size_t>(std::countr_zero(map)) * pg->block_size);
+}
+
 // A free block of a map page (the hot one, already counted in `used`, else the
 // lowest), or null when none is free.
 inline void* page_take(page* pg) noexcept {
-  void* b = pg->free;
+  block* b = pg->free;
   if (b != nullptr) {
     pg->free = nullptr;
   } else {
-    std::uint64_t map = pg->free_map;
-    if (STRATA_UNLIKELY(map == 0)) return nullptr;
-    pg->free_map = map & (map - 1);
-    b = pg->area + static_cast<std::size_t>(std::countr_zero(map)) * pg->block_size;
-    pg->used++;
+    b = map_take_lowest(pg);
+    if (STRATA_UNLIKELY(b == nullptr)) return nullptr;
   }
   pg->mallocs++;
   return b;
@@ -169,8 +178,9 @@ inline void* heap_malloc(heap* h, std::size_t size) noexcept {
 // Aligned allocation that needs no slow path: when the request rounded up to
 // the alignment lands in a small class whose size the alignment divides, the
 // class's blocks are aligned already (pages start 64 KiB-aligned). Null when
-// that does not apply or the page has no free block; `alignment` is a power of two.
+// that does not apply (or the alignment is not a power of two) or the page has no free block.
 inline void* heap_malloc_aligned_fast(heap* h, std::size_t size, std::size_t alignment) noexcept {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) return nullptr;
   std::size_t rounded = (size + alignment - 1) & ~(alignment - 1);
   if (rounded > small_max || rounded < size) return nullptr;
   std::size_t slot = (rounded + 15) >> 4;

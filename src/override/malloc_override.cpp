@@ -52,11 +52,8 @@ bool is_strata(const void* p) {
 
 // The heap's inline aligned fast path, else the C API's full one.
 void* aligned(size_t size, size_t alignment) {
-  if (alignment != 0 && (alignment & (alignment - 1)) == 0) {
-    void* p = heap::heap_malloc_aligned_fast(heap::tls_heap, size, alignment);
-    if (STRATA_LIKELY(p != nullptr)) return p;
-  }
-  return strata_malloc_aligned(size, alignment);
+  void* p = heap::heap_malloc_aligned_fast(heap::tls_heap, size, alignment);
+  return STRATA_LIKELY(p != nullptr) ? p : strata_malloc_aligned(size, alignment);
 }
 
 void print_stats_at_exit() {
@@ -124,7 +121,7 @@ STRATA_OVERRIDE void* aligned_alloc(size_t alignment, size_t size) noexcept {
 }
 
 STRATA_OVERRIDE int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
-  if (alignment >= sizeof(void*) && (alignment & (alignment - 1)) == 0) {
+  if (alignment >= sizeof(void*)) {
     void* p = heap::heap_malloc_aligned_fast(heap::tls_heap, size, alignment);
     if (STRATA_LIKELY(p != nullptr)) {
       *out = p;
