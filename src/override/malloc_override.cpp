@@ -69,11 +69,14 @@ __attribute__((constructor(101))) void override_init() {
 
 }  // namespace
 
-STRATA_OVERRIDE void* malloc(size_t size) noexcept {
+// malloc and free start on a 64-byte boundary: their fast paths then sit in the
+// fewest fetch blocks whatever else moves in the library (unaligned, pair loops
+// measured up to 1 ns slower on some builds).
+STRATA_OVERRIDE __attribute__((aligned(64))) void* malloc(size_t size) noexcept {
   return heap::heap_malloc(heap::tls_heap, size);
 }
 
-STRATA_OVERRIDE void free(void* p) noexcept {
+STRATA_OVERRIDE __attribute__((aligned(64))) void free(void* p) noexcept {
   heap::heap_free(p);
 }
 
