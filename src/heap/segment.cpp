@@ -101,6 +101,15 @@ void note_cache_deadline(std::int64_t deadline) {
   if (next == 0 || deadline < next) cache.next_purge.store(deadline, std::memory_order_relaxed);
 }
 
+// Slices per purge while a segment has live pages: a whole huge page when
+// segments may be backed by transparent huge pages, since purging part of one
+// splits it and the live rest loses its TLB reach; otherwise one slice.
+std::size_t huge_page_slices() {
+  bool backed = options::get(STRATA_OPTION_LARGE_OS_PAGES) != 0 || os::huge_pages_always();
+  std::size_t slices = os::huge_page_size() / slice_size;
+  return backed && slices > 1 && slices <= slice_count ? slices : 1;
+}
+
 // Purge all of a huge segment but its header slice.
 void huge_purge(segment* seg) {
   if (seg->dirty_slices[0] == 0) return;
@@ -333,17 +342,21 @@ bool segment_is_empty(const segment* seg) {
 }
 
 void segment_purge(segment* seg) {
+  std::size_t granule = seg->pages_in_use != 0 ? huge_page_slices() : 1;
   std::size_t i = 1;
   while (i < slice_count) {
     if (!test_bit(seg->dirty_slices, i)) {
       ++i;
       continue;
     }
-    std::size_t first = i;
+    std::size_t run_start = i;
     while (i < slice_count && test_bit(seg->dirty_slices, i)) ++i;
-    std::size_t bytes = (i - first) * slice_size;
+    std::size_t first = (run_start + granule - 1) / granule * granule;
+    std::size_t end = i / granule * granule;
+    if (first >= end) continue;  // no whole huge page free: it stays dirty for later
+    std::size_t bytes = (end - first) * slice_size;
     if (os::purge(seg->slice_start(first), bytes, purge_mode())) {
-      set_bits(seg->dirty_slices, first, i - first, false);
+      set_bits(seg->dirty_slices, first, end - first, false);
       global_stats::purged.fetch_add(bytes, std::memory_order_relaxed);
       global_stats::uncommit(bytes);
     }

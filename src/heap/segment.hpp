@@ -99,7 +99,9 @@ void huge_segment_release(segment* seg);
 std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_only);
 // Return the slices of `pg` to the segment's free set.
 void segment_free_slices(segment* seg, std::size_t first, std::size_t count);
-// Purge the free dirty slices of a segment now.
+// Purge the free dirty slices of a segment now. While the segment has live
+// pages and may be backed by transparent huge pages, only whole free huge pages
+// are purged; the rest stays dirty until its huge page is free or the segment empties.
 void segment_purge(segment* seg);
 bool segment_is_empty(const segment* seg);
 

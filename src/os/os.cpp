@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 
 namespace strata::os {
 namespace {
@@ -77,6 +78,20 @@ std::size_t huge_page_size() noexcept {
     return kb != 0 ? kb * 1024 : std::size_t{2} << 20;
   }();
   return size;
+}
+
+bool huge_pages_always() noexcept {
+  static const bool always = [] {
+    int fd = ::open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char buf[128];
+    ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+    ::close(fd);
+    if (n <= 0) return false;
+    buf[n] = 0;
+    return std::strstr(buf, "[always]") != nullptr;  // the mode in force is bracketed
+  }();
+  return always;
 }
 
 void* reserve_aligned(std::size_t size, std::size_t alignment, bool accessible) noexcept {

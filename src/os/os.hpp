@@ -20,6 +20,9 @@ enum class purge_mode { dont_need, lazy_free };
 
 std::size_t page_size() noexcept;
 std::size_t huge_page_size() noexcept;
+// Whether the kernel backs every anonymous mapping with transparent huge pages
+// (mode "always"), not only the ranges hinted with hint_huge_pages().
+bool huge_pages_always() noexcept;
 
 // Reserve `size` bytes of address space whose start is a multiple of
 // `alignment` (a power of two, at least the page size). With `accessible`

@@ -1,11 +1,14 @@
 // Memory given back: RSS after a peak, thread churn, the large-block cache.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include "os/os.hpp"
 #include "strata/strata.h"
@@ -38,6 +41,79 @@ TEST(HeapMemory, RssFallsAfterFreeingAOneGiBPeak) {
     EXPECT_LT(now, base + peak / 10) << "block " << block << ": RSS " << (now - base) / MiB
                                      << " MiB after a " << peak / MiB << " MiB peak";
   }
+}
+
+// 4 KiB pages of [p, p + size) that are resident.
+std::size_t resident_pages(const void* p, std::size_t size) {
+  std::vector<unsigned char> in_core(size / 4096);
+  EXPECT_EQ(mincore(const_cast<void*>(p), size, in_core.data()), 0);
+  return static_cast<std::size_t>(
+      std::count_if(in_core.begin(), in_core.end(), [](unsigned char c) { return (c & 1) != 0; }));
+}
+
+// Fill 2 MiB stretches with 64 KiB blocks, then free all of them but one block
+// in every fourth stretch; after a forced collection, return how many 4 KiB
+// pages an emptied stretch keeps resident at most, and a partly live one at least.
+struct stretch_residency {
+  std::size_t emptied = 0;
+  std::size_t partly_live = 0;
+};
+stretch_residency purge_half_emptied_stretches() {
+  constexpr std::size_t block = 64 << 10;
+  constexpr std::size_t stretch = 2 * MiB;
+  stretch_residency most;
+  std::thread([&] {  // a thread of its own, so its segments hold only these blocks
+    std::vector<void*> blocks;
+    for (std::size_t total = 0; total < 96 * MiB; total += block) {
+      void* p = strata_malloc(block);
+      std::memset(p, 1, block);
+      blocks.push_back(p);
+    }
+    // Only stretches our blocks cover whole count: no header, no other data.
+    std::map<std::uintptr_t, std::vector<void*>> by_stretch;
+    for (void* p : blocks) by_stretch[reinterpret_cast<std::uintptr_t>(p) / stretch].push_back(p);
+    std::vector<std::uintptr_t> emptied, partly_live;
+    std::vector<void*> kept;
+    // A live page may reach into the next stretch, so the emptied stretches
+    // checked are two away from any with a live block.
+    for (auto& [index, members] : by_stretch) {
+      bool whole = members.size() == stretch / block;
+      bool keep_one = whole && index % 4 == 1;
+      if (keep_one) partly_live.push_back(index);
+      if (whole && index % 4 == 3) emptied.push_back(index);
+      for (std::size_t i = keep_one ? 1 : 0; i < members.size(); ++i) strata_free(members[i]);
+      if (keep_one) kept.push_back(members[0]);
+    }
+    strata_collect(1);
+    EXPECT_GE(emptied.size(), 6u);
+    EXPECT_GE(partly_live.size(), 6u);
+    for (std::uintptr_t index : emptied)
+      most.emptied =
+          std::max(most.emptied, resident_pages(reinterpret_cast<void*>(index * stretch), stretch));
+    most.partly_live = stretch / 4096;
+    for (std::uintptr_t index : partly_live)
+      most.partly_live = std::min(
+          most.partly_live, resident_pages(reinterpret_cast<void*>(index * stretch), stretch));
+    for (void* p : kept) strata_free(p);
+  })
+      .join();
+  return most;
+}
+
+TEST(HeapMemory, PurgeGivesBackFreeSlicesBesideLiveOnes) {
+  if (os::huge_pages_always()) GTEST_SKIP() << "transparent huge pages are always on here";
+  stretch_residency r = purge_half_emptied_stretches();
+  EXPECT_EQ(r.emptied, 0u);
+  EXPECT_LE(r.partly_live, 512u / 4) << "the free 3/4 of a stretch with one live page stayed";
+}
+
+TEST(HeapMemory, PurgeKeepsHugePagesWholeWhileTheyHoldLiveBlocks) {
+  long before = strata_option_get(STRATA_OPTION_LARGE_OS_PAGES);
+  strata_option_set(STRATA_OPTION_LARGE_OS_PAGES, 1);
+  stretch_residency r = purge_half_emptied_stretches();
+  strata_option_set(STRATA_OPTION_LARGE_OS_PAGES, before);
+  EXPECT_EQ(r.emptied, 0u) << "a wholly free huge page must still go back";
+  EXPECT_EQ(r.partly_live, 512u) << "a huge page with a live block must not be split";
 }
 
 TEST(HeapMemory, ShortLivedThreadsLeaveRssBounded) {
