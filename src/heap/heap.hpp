@@ -204,9 +204,10 @@ inline void heap_free(void* p) noexcept {
     std::uint32_t used = pg->used - 1;
     pg->used = used;
     // One compare catches both a page left empty (0 - 1 wraps) and a double free
-    // (used wrapped). The page malloc takes blocks from stays as it is, empty.
+    // (used wrapped). The page malloc takes blocks from, first in its queue,
+    // stays as it is, empty.
     if (STRATA_UNLIKELY(used - 1 >= pg->reserved)) {
-      if (used == 0 && tls_heap->current[pg->size_class] == pg) return;
+      if (used == 0 && pg->prev == nullptr) return;
       page_emptied_by_owner(pg);
     }
     return;
