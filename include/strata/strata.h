@@ -117,6 +117,7 @@ typedef enum strata_option_e {
   STRATA_OPTION_LARGE_OS_PAGES,  /* back segments with transparent huge pages */
   STRATA_OPTION_SECURE,          /* guard pages and free-list checks */
   STRATA_OPTION_ARENA_RESERVE,   /* bytes of address space to reserve up front (K/M/G suffix) */
+  STRATA_OPTION_PURGE_THREAD, /* a background thread purges cached memory when its delay passes */
   STRATA_OPTION_COUNT
 } strata_option_t;
 

@@ -97,6 +97,7 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
     if (seg->huge) h->counters.frees[class_count].add(1);
     if (pg->used == 0 && seg->huge) {
       page_free(h, pg);
+      purger_start_if_needed();
       return;
     }
     if ((word & page_in_full) != 0) page_unfull(h, pg);
@@ -107,6 +108,7 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
     heap* me = default_heap();
     if (me != nullptr) me->counters.frees[class_count].add(1);
     huge_segment_release(seg);
+    purger_start_if_needed();
     return;
   }
   remote_free(pg, b);

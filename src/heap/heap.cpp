@@ -175,6 +175,7 @@ void* malloc_refill(heap* h, std::size_t size) noexcept {
     }
     return heap_malloc(h, size);
   }
+  purger_start_if_needed();  // first: pthread_create's own malloc then finds the heap as it is
   std::size_t cls = size_class_of(size);
   page* pg = find_page(h, cls);
   if (pg == nullptr) {
@@ -190,6 +191,7 @@ void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
+  purger_start_if_needed();
   stats_sample_peak();
   segment* seg = huge_segment_acquire(size, alignment);
   thread_deferred_work(h);  // after taking a cached segment, so it is not purged first

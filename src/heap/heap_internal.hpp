@@ -37,6 +37,13 @@ void heap_requeue_remote_full(heap* h);
 // Work postponed to the slow path: batched remote frees, purges, cache expiry.
 void thread_deferred_work(heap* h);
 
+// ---- the purge thread (purger.cpp) ----
+// Start the purge thread once cached memory waits for its delay. Called where a
+// nested malloc (pthread_create allocates) finds the heap consistent.
+void purger_start_if_needed() noexcept;
+// In a forked child: the purge thread stayed behind in the parent.
+void purger_forget() noexcept;
+
 // ---- remote frees (free.cpp) ----
 void remote_flush_all(thread_context* ctx);
 
@@ -49,6 +56,9 @@ void thread_purge_due(thread_context* ctx, bool force);
 // Purge a segment's free slices; an empty segment then goes to the shared cache
 // unless it is the thread's last one.
 void thread_purge_segment(thread_context* ctx, segment* seg);
+// Hand a segment left empty to the shared cache (whose delay the purge thread
+// keeps), unless it is the thread's last one.
+void thread_release_if_empty(thread_context* ctx, segment* seg);
 // Sample the bytes in use for the peak statistic (when the heap grows).
 void stats_sample_peak() noexcept;
 // Report detected heap corruption (one line) and abort.

@@ -108,10 +108,16 @@ void page_emptied(heap* h, page* pg) {
   // live block empties it on every free.
   if (pg->size_class < class_count && h->queues[pg->size_class].first == pg) return;
   thread_context* ctx = h->context;
+  segment* seg = segment_of(pg);
   std::size_t bytes = pg->slice_count * slice_size;
   long delay = options::get(STRATA_OPTION_PURGE_DELAY_MS);
-  if (segment_of(pg)->huge || delay == 0 || ctx->retained_bytes + bytes > retained_limit) {
+  if (seg->huge || delay == 0 || ctx->retained_bytes + bytes > retained_limit) {
+    bool may_release = !seg->huge && delay != 0;  // with no delay page_free released it already
     page_free(h, pg);
+    // An empty segment waits in the shared cache, where the purge thread
+    // gives it back after the delay even if this thread stops allocating.
+    if (may_release) thread_release_if_empty(ctx, seg);
+    purger_start_if_needed();
     return;
   }
   ctx->retained_bytes += bytes;

@@ -65,6 +65,8 @@ struct segment_cache {
   std::size_t huge_count = 0;
   std::size_t huge_bytes = 0;
   std::atomic<std::int64_t> next_purge{0};
+  std::atomic<std::uint32_t> wakeups{0};  // bumped when next_purge moves earlier; the purge
+                                          // thread sleeps on it
 };
 segment_cache cache;
 
@@ -96,9 +98,14 @@ std::int64_t purge_deadline() {
   return clock_ms() + delay;
 }
 
+// Called with the cache locked.
 void note_cache_deadline(std::int64_t deadline) {
   std::int64_t next = cache.next_purge.load(std::memory_order_relaxed);
-  if (next == 0 || deadline < next) cache.next_purge.store(deadline, std::memory_order_relaxed);
+  if (next == 0 || deadline < next) {
+    cache.next_purge.store(deadline, std::memory_order_relaxed);
+    cache.wakeups.fetch_add(1);
+    os::wake_all(cache.wakeups);
+  }
 }
 
 // Slices per purge while a segment has live pages: a whole huge page when
@@ -371,10 +378,9 @@ void segment_cache_unlock() {
   cache.lock.unlock();
 }
 
-void segment_cache_collect(bool force) {
-  std::int64_t next = cache.next_purge.load(std::memory_order_relaxed);
-  if (!force && (next == 0 || clock_ms() < next)) return;
-  std::lock_guard<std::mutex> guard(cache.lock);
+namespace {
+// Purge the cached segments whose delay expired (all with `force`), the cache locked.
+void purge_cached(bool force) {
   std::int64_t now = clock_ms();
   std::int64_t earliest = 0;
   // A deadline of 0 means "never": only a forced collection purges those.
@@ -393,6 +399,36 @@ void segment_cache_collect(bool force) {
     }
   }
   cache.next_purge.store(earliest, std::memory_order_relaxed);
+}
+}  // namespace
+
+void segment_cache_collect(bool force) {
+  std::int64_t next = cache.next_purge.load(std::memory_order_relaxed);
+  if (!force && (next == 0 || clock_ms() < next)) return;
+  std::lock_guard<std::mutex> guard(cache.lock);
+  purge_cached(force);
+}
+
+bool segment_cache_pending() {
+  return cache.next_purge.load(std::memory_order_relaxed) != 0;
+}
+
+void segment_cache_purge_forever() {
+  for (;;) {
+    // Read the wake-up count before the deadline: a deadline set after this
+    // read also changes the count, so the wait below returns at once.
+    std::uint32_t seen = cache.wakeups.load();
+    std::int64_t next = cache.next_purge.load();
+    std::int64_t now = clock_ms();
+    if (next == 0) {
+      os::wait_on(cache.wakeups, seen, -1);
+    } else if (now < next) {
+      os::wait_on(cache.wakeups, seen, next - now);
+    } else {
+      std::lock_guard<std::mutex> guard(cache.lock);
+      purge_cached(false);
+    }
+  }
 }
 
 }  // namespace strata::heap

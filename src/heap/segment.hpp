@@ -107,6 +107,10 @@ bool segment_is_empty(const segment* seg);
 
 // Purge cached segments whose delay expired (all with `force`).
 void segment_cache_collect(bool force);
+// Whether cached memory waits for its purge delay.
+bool segment_cache_pending();
+// The purge thread's loop: sleep until the cache's next deadline, purge, repeat.
+[[noreturn]] void segment_cache_purge_forever();
 
 // Held across fork() so the child never sees the cache half-updated.
 void segment_cache_lock();

@@ -171,6 +171,10 @@ segment* thread_acquire_segment(thread_context* ctx) {
 
 void thread_purge_segment(thread_context* ctx, segment* seg) {
   segment_purge(seg);
+  thread_release_if_empty(ctx, seg);
+}
+
+void thread_release_if_empty(thread_context* ctx, segment* seg) {
   if (!segment_is_empty(seg) || ctx->segment_count <= 1) return;
   if (seg->prev != nullptr)
     seg->prev->next = seg->next;
@@ -336,6 +340,7 @@ void fork_parent() noexcept {
 void fork_child() noexcept {
   // The child has one thread; the locks were held by this thread at fork time.
   fork_parent();
+  purger_forget();
 }
 
 }  // namespace strata::heap

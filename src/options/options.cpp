@@ -31,6 +31,7 @@ constexpr descriptor table[STRATA_OPTION_COUNT] = {
     {"SHOW_ERRORS", kind::flag, 0},     {"PURGE_DELAY_MS", kind::number, 100},
     {"PURGE_DECOMMITS", kind::flag, 1}, {"LARGE_OS_PAGES", kind::flag, 0},
     {"SECURE", kind::flag, 0},          {"ARENA_RESERVE", kind::bytes, 0},
+    {"PURGE_THREAD", kind::flag, 1},
 };
 
 std::mutex init_lock;

@@ -2,11 +2,15 @@
 #include "os/os.hpp"
 
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <ctime>
 
 namespace strata::os {
 namespace {
@@ -209,6 +213,20 @@ std::uint64_t call_count() noexcept {
 void inject_failure(std::uint64_t nth) noexcept {
   fail_at.store(nth == 0 ? 0 : calls.load(std::memory_order_relaxed) + nth,
                 std::memory_order_relaxed);
+}
+
+void wait_on(const std::atomic<std::uint32_t>& word, std::uint32_t expected,
+             std::int64_t timeout_ms) noexcept {
+  static_assert(sizeof(word) == sizeof(std::uint32_t), "a futex is one 32-bit word");
+  struct timespec timeout {};
+  timeout.tv_sec = static_cast<time_t>(timeout_ms / 1000);
+  timeout.tv_nsec = static_cast<long>(timeout_ms % 1000) * 1000000;
+  ::syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, expected, timeout_ms < 0 ? nullptr : &timeout,
+            nullptr, 0);
+}
+
+void wake_all(std::atomic<std::uint32_t>& word) noexcept {
+  ::syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
 }  // namespace strata::os

@@ -3,6 +3,7 @@
 // nothing here aborts, allocates from the heap, or includes other strata code.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -59,6 +60,14 @@ std::size_t current_rss() noexcept;
 std::size_t peak_rss() noexcept;
 
 failure last_failure() noexcept;
+
+// Sleep until `word` no longer holds `expected` (after a wake_all on it) or
+// `timeout_ms` passes (negative: no limit); may also return early for no reason.
+// A bare futex: no destructor, and nothing to rebuild in a forked child.
+void wait_on(const std::atomic<std::uint32_t>& word, std::uint32_t expected,
+             std::int64_t timeout_ms) noexcept;
+// Wake every thread sleeping in wait_on(word).
+void wake_all(std::atomic<std::uint32_t>& word) noexcept;
 
 // Number of memory calls made to the kernel so far (for statistics).
 std::uint64_t call_count() noexcept;

@@ -27,15 +27,14 @@ TEST(HeapMemory, RssFallsAfterFreeingAOneGiBPeak) {
       blocks.push_back(p);
     }
     std::size_t peak = os::current_rss() - base;
-    EXPECT_GE(peak, 900 * MiB) << block;
+    EXPECT_GE(peak, 800 * MiB) << block;  // the last size's leftover (< 10%) may be reused
     for (void* p : blocks) strata_free(p);
-    // Purges run on the allocator's slow paths; an idle program reaches them
-    // through strata_collect (or its next allocations).
+    // No allocator call from here on: the purge thread gives the memory back
+    // once the purge delay has passed, while the program idles.
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     std::size_t now = 0;
     do {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      strata_collect(0);
       now = os::current_rss();
     } while (now > base + peak / 10 && std::chrono::steady_clock::now() < deadline);
     EXPECT_LT(now, base + peak / 10) << "block " << block << ": RSS " << (now - base) / MiB

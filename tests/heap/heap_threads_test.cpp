@@ -1,6 +1,7 @@
 // Multi-threaded heap tests: cross-thread frees, producer/consumer, thread churn.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <random>
@@ -155,4 +156,37 @@ TEST(HeapThreads, HugeBlocksFreedByAnotherThread) {
   strata_stats_t s;
   strata_stats_get(&s);
   EXPECT_EQ(s.huge_in_use, 0u);
+}
+
+// With a 1 ms purge delay the purge thread purges cached segments while
+// threads take them back out of the cache: no block it hands out may lose bytes.
+TEST(HeapThreads, PurgeThreadRacesSegmentReuse) {
+  long delay = strata_option_get(STRATA_OPTION_PURGE_DELAY_MS);
+  strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, 1);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 2; ++t) {
+    workers.emplace_back([t] {
+      for (int round = 0; round < 12; ++round) {
+        // 40 MiB of 1 MiB blocks spans two segments; a 12 MiB block is huge.
+        std::vector<parcel> blocks;
+        for (int i = 0; i < 40; ++i) {
+          std::size_t size = (i % 10 == 9) ? (std::size_t{12} << 20) : (std::size_t{1} << 20);
+          auto* p = static_cast<std::uint8_t*>(strata_malloc(size));
+          ASSERT_NE(p, nullptr);
+          auto tag = static_cast<std::uint8_t>(round * 40 + i + t);
+          for (std::size_t j = 0; j < size; j += 61) p[j] = tag;
+          blocks.push_back({p, size, tag});
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // deadlines pass meanwhile
+        for (const parcel& item : blocks) check_and_free(item);
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, delay);
+  strata_collect(1);
+  strata_stats_t s;
+  strata_stats_get(&s);
+  EXPECT_EQ(s.huge_in_use, 0u);
+  EXPECT_GT(s.purged, 0u);
 }

@@ -38,6 +38,7 @@ TEST_F(Options, Defaults) {
   EXPECT_EQ(strata_option_get(STRATA_OPTION_VERBOSE), 0);
   EXPECT_EQ(strata_option_get(STRATA_OPTION_PURGE_DELAY_MS), 100);
   EXPECT_EQ(strata_option_get(STRATA_OPTION_PURGE_DECOMMITS), 1);
+  EXPECT_EQ(strata_option_get(STRATA_OPTION_PURGE_THREAD), 1);
   EXPECT_EQ(strata_option_get(STRATA_OPTION_ARENA_RESERVE), 0);
 }
 
