@@ -134,7 +134,7 @@ inline block* map_take_lowest(page* pg) noexcept {
 // lowest), or null when none is free.
 inline void* page_take(page* pg) noexcept {
   block* b = pg->free;
-  if (b != nullptr) {
+  if (STRATA_LIKELY(b != nullptr)) {
     pg->free = nullptr;
   } else {
     b = map_take_lowest(pg);
@@ -147,7 +147,7 @@ inline void* page_take(page* pg) noexcept {
 // Return a block to a map page: into the hot slot when empty (`used` keeps
 // counting it; returns true), else its bit with `used` one less. Reports a double free.
 inline bool page_give(page* pg, void* p) noexcept {
-  if (pg->free == nullptr) {
+  if (STRATA_LIKELY(pg->free == nullptr)) {
     pg->free = static_cast<block*>(p);
     return true;
   }
