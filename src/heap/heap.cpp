@@ -192,7 +192,6 @@ void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept {
     return nullptr;
   }
   purger_start_if_needed();
-  stats_sample_peak();
   segment* seg = huge_segment_acquire(size, alignment);
   thread_deferred_work(h);  // after taking a cached segment, so it is not purged first
   if (seg == nullptr) {

@@ -59,8 +59,6 @@ void thread_purge_segment(thread_context* ctx, segment* seg);
 // Hand a segment left empty to the shared cache (whose delay the purge thread
 // keeps), unless it is the thread's last one.
 void thread_release_if_empty(thread_context* ctx, segment* seg);
-// Sample the bytes in use for the peak statistic (when the heap grows).
-void stats_sample_peak() noexcept;
 // Report detected heap corruption (one line) and abort.
 [[noreturn]] void heap_corruption(const char* what, const void* p);
 

@@ -137,6 +137,7 @@ void unmap(segment* seg) {
 
 // Reserve and map-register `size` bytes aligned to `alignment` for a segment.
 segment* map_segment(std::size_t size, std::size_t alignment) {
+  stats_sample_peak();  // a new peak forms only as the heap grows; reuse from a cache is not growth
   auto* seg = static_cast<segment*>(os::reserve_aligned(size, alignment, true));
   if (seg == nullptr) return nullptr;
   if (options::get(STRATA_OPTION_LARGE_OS_PAGES) != 0) os::hint_huge_pages(seg, size);

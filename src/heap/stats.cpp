@@ -46,7 +46,8 @@ void fold_own_heaps() noexcept {
     heap_fold_stats(each);
 }
 
-// Called when the heap grows (new segment, huge block): the moments a peak can form.
+// Called when the heap maps a new segment or huge block: the moments a peak can form.
+// (It sums every heap's counters, so it stays off the paths that reuse cached memory.)
 void stats_sample_peak() noexcept {
   strata_stats_t s;
   stats_collect(&s);

@@ -23,3 +23,8 @@ inline void uncommit(std::size_t bytes) {
 }
 
 }  // namespace strata::heap::global_stats
+
+namespace strata::heap {
+// Sample the bytes in use for the peak statistic (when the heap maps memory).
+void stats_sample_peak() noexcept;
+}  // namespace strata::heap

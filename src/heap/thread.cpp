@@ -162,7 +162,6 @@ segment* thread_acquire_segment(thread_context* ctx) {
   while (thread_adopt_abandoned(ctx)) {
     if (ctx->segments->pages_in_use < slice_count / 2) return ctx->segments;
   }
-  stats_sample_peak();
   segment* seg = segment_acquire(ctx);
   if (seg == nullptr) return nullptr;
   link_segment(ctx, seg);
