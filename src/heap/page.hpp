@@ -42,7 +42,9 @@ inline constexpr std::uintptr_t page_kind_flags = page_has_aligned | page_is_map
 // freeing thread swaps, so it learns this without touching the page again.
 inline constexpr std::uintptr_t thread_free_full = 1;
 
-struct page {
+// 128 bytes, a power of two: free finds a page's descriptor with a shift, and
+// the fast-path fields never straddle two cache lines.
+struct alignas(128) page {
   // Fast-path fields first: one cache line serves malloc and free.
   block* free;                        // blocks ready to hand out (owner only); on a map
                                       // page at most one, the "hot" block, its next unused

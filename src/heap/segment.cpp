@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "heap/size_class.hpp"
+#include "heap/slice_bitmap.hpp"
 #include "heap/stats_internal.hpp"
 #include "options/options.hpp"
 #include "os/os.hpp"
@@ -70,21 +71,6 @@ struct segment_cache {
 };
 segment_cache cache;
 
-bool test_bit(const std::uint64_t* map, std::size_t i) {
-  return (map[i / 64] >> (i % 64)) & 1;
-}
-void set_bits(std::uint64_t* map, std::size_t first, std::size_t count, bool value) {
-  for (std::size_t i = first; i < first + count; ++i) {
-    std::uint64_t bit = std::uint64_t{1} << (i % 64);
-    map[i / 64] = value ? (map[i / 64] | bit) : (map[i / 64] & ~bit);
-  }
-}
-std::size_t count_bits(const std::uint64_t* map, std::size_t first, std::size_t count) {
-  std::size_t n = 0;
-  for (std::size_t i = first; i < first + count; ++i) n += test_bit(map, i);
-  return n;
-}
-
 os::purge_mode purge_mode() {
   return options::get(STRATA_OPTION_PURGE_DECOMMITS) != 0 ? os::purge_mode::dont_need
                                                           : os::purge_mode::lazy_free;
@@ -117,12 +103,12 @@ std::size_t huge_page_slices() {
   return backed && slices > 1 && slices <= slice_count ? slices : 1;
 }
 
-// Purge all of a huge segment but its header slice.
+// Purge all of a huge segment but its header.
 void huge_purge(segment* seg) {
   if (seg->dirty_slices[0] == 0) return;
-  if (os::purge(seg->slice_start(1), seg->size - slice_size, purge_mode())) {
-    global_stats::purged.fetch_add(seg->size - slice_size, std::memory_order_relaxed);
-    global_stats::uncommit(seg->size - slice_size);
+  if (os::purge(seg->slice_start(header_slices), seg->size - header_size, purge_mode())) {
+    global_stats::purged.fetch_add(seg->size - header_size, std::memory_order_relaxed);
+    global_stats::uncommit(seg->size - header_size);
     seg->dirty_slices[0] = 0;
   }
 }
@@ -144,7 +130,7 @@ segment* map_segment(std::size_t size, std::size_t alignment) {
   seg->size = size;
   global_stats::reserved.fetch_add(size, std::memory_order_relaxed);
   global_stats::segments.fetch_add(1, std::memory_order_relaxed);
-  global_stats::commit(slice_size);  // the header slice
+  global_stats::commit(header_size);  // the header slices
   segment_map::add(seg);
   return seg;
 }
@@ -179,7 +165,7 @@ segment* segment_acquire(thread_context* owner) {
   seg->purge_deadline = 0;
   seg->pages_in_use = 0;
   std::memset(seg->free_slices, 0xff, sizeof(seg->free_slices));
-  seg->free_slices[0] &= ~std::uint64_t{1};  // slice 0 is this header
+  slice_bitmap::assign(seg->free_slices, 0, header_slices, false);  // this header
   return seg;
 }
 
@@ -189,7 +175,8 @@ void segment_release(segment* seg) {
   if (deadline < 0) segment_purge(seg);
   std::lock_guard<std::mutex> guard(cache.lock);
   if (cache.normal_count >= normal_cache_limit) {
-    global_stats::uncommit(slice_size + count_bits(seg->dirty_slices, 0, slice_count) * slice_size);
+    global_stats::uncommit(header_size +
+                           slice_bitmap::count(seg->dirty_slices, 0, slice_count) * slice_size);
     unmap(seg);
     return;
   }
@@ -202,7 +189,7 @@ void segment_release(segment* seg) {
 }
 
 segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
-  std::size_t offset = alignment > slice_size ? alignment : slice_size;
+  std::size_t offset = alignment > header_size ? alignment : header_size;
   if (size < min_block_size) size = min_block_size;  // malloc(0) still owns a block
   std::size_t os_page = os::page_size();
   if (size > (SIZE_MAX >> 2) || offset >= segment_size) return nullptr;
@@ -228,7 +215,7 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
     if (seg == nullptr) return nullptr;
     seg->dirty_slices[0] = 0;
   }
-  if (seg->dirty_slices[0] == 0) global_stats::commit(seg->size - slice_size);
+  if (seg->dirty_slices[0] == 0) global_stats::commit(seg->size - header_size);
   seg->dirty_slices[0] = 1;  // the whole block counts as committed while in use
   seg->huge = true;
   seg->owner = nullptr;
@@ -236,7 +223,7 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
   seg->purge_deadline = 0;
   seg->pages_in_use = 1;
   // The block starts in the first segment-sized unit; any pointer there is page 0's.
-  for (std::uint16_t& descriptor : seg->slice_page) descriptor = seg->descriptor_offset(0);
+  for (std::uint16_t& head : seg->slice_head) head = 0;
   page* pg = &seg->pages[0];
   pg->area = reinterpret_cast<std::uint8_t*>(seg) + offset;
   pg->block_size = seg->size - offset;
@@ -256,8 +243,8 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
 namespace {
 // Give a huge segment's memory back to the OS for good.
 void unmap_huge(segment* seg) {
-  if (seg->dirty_slices[0] != 0) global_stats::uncommit(seg->size - slice_size);
-  global_stats::uncommit(slice_size);
+  if (seg->dirty_slices[0] != 0) global_stats::uncommit(seg->size - header_size);
+  global_stats::uncommit(header_size);
   unmap(seg);
 }
 }  // namespace
@@ -307,39 +294,22 @@ std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_onl
   std::uint64_t avail[bitmap_words];
   for (std::size_t w = 0; w < bitmap_words; ++w)
     avail[w] = seg->free_slices[w] & (dirty_only ? seg->dirty_slices[w] : ~std::uint64_t{0});
-  std::size_t run = 0;
-  std::size_t start = 0;
-  for (std::size_t i = 1; i < slice_count; ++i) {
-    std::uint64_t word = avail[i / 64] >> (i % 64);
-    if (word == 0) {  // nothing available in the rest of this word
-      run = 0;
-      i |= 63;
-      continue;
-    }
-    if ((word & 1) == 0) {  // skip to the next available slice
-      run = 0;
-      i += static_cast<std::size_t>(std::countr_zero(word)) - 1;
-      continue;
-    }
-    if (run++ == 0) start = i;
-    if (run == count) {
-      std::size_t fresh = count - count_bits(seg->dirty_slices, start, count);
-      if (fresh != 0) global_stats::commit(fresh * slice_size);
-      set_bits(seg->free_slices, start, count, false);
-      set_bits(seg->dirty_slices, start, count, false);
-      for (std::size_t s = start; s < start + count; ++s)
-        seg->slice_page[s] = seg->descriptor_offset(start);
-      seg->pages_in_use++;
-      global_stats::pages.fetch_add(1, std::memory_order_relaxed);
-      return start;
-    }
-  }
-  return 0;
+  std::size_t start = slice_bitmap::find_run(avail, slice_count, header_slices, count);
+  if (start == slice_count) return 0;
+  std::size_t fresh = dirty_only ? 0 : count - slice_bitmap::count(seg->dirty_slices, start, count);
+  if (fresh != 0) global_stats::commit(fresh * slice_size);
+  slice_bitmap::assign(seg->free_slices, start, count, false);
+  slice_bitmap::assign(seg->dirty_slices, start, count, false);
+  for (std::size_t s = start; s < start + count; ++s)
+    seg->slice_head[s] = static_cast<std::uint16_t>(start);
+  seg->pages_in_use++;
+  global_stats::pages.fetch_add(1, std::memory_order_relaxed);
+  return start;
 }
 
 void segment_free_slices(segment* seg, std::size_t first, std::size_t count) {
-  set_bits(seg->free_slices, first, count, true);
-  set_bits(seg->dirty_slices, first, count, true);
+  slice_bitmap::assign(seg->free_slices, first, count, true);
+  slice_bitmap::assign(seg->dirty_slices, first, count, true);
   seg->pages[first].slice_count = 0;
   seg->pages_in_use--;
   global_stats::pages.fetch_sub(1, std::memory_order_relaxed);
@@ -351,20 +321,15 @@ bool segment_is_empty(const segment* seg) {
 
 void segment_purge(segment* seg) {
   std::size_t granule = seg->pages_in_use != 0 ? huge_page_slices() : 1;
-  std::size_t i = 1;
-  while (i < slice_count) {
-    if (!test_bit(seg->dirty_slices, i)) {
-      ++i;
-      continue;
-    }
-    std::size_t run_start = i;
-    while (i < slice_count && test_bit(seg->dirty_slices, i)) ++i;
+  for (std::size_t i = header_slices; i < slice_count;) {
+    std::size_t run_start = slice_bitmap::next(seg->dirty_slices, slice_count, i, true);
+    i = slice_bitmap::next(seg->dirty_slices, slice_count, run_start, false);
     std::size_t first = (run_start + granule - 1) / granule * granule;
     std::size_t end = i / granule * granule;
     if (first >= end) continue;  // no whole huge page free: it stays dirty for later
     std::size_t bytes = (end - first) * slice_size;
     if (os::purge(seg->slice_start(first), bytes, purge_mode())) {
-      set_bits(seg->dirty_slices, first, end - first, false);
+      slice_bitmap::assign(seg->dirty_slices, first, end - first, false);
       global_stats::purged.fetch_add(bytes, std::memory_order_relaxed);
       global_stats::uncommit(bytes);
     }

@@ -1,9 +1,10 @@
 // Segments: 32 MiB-aligned OS reservations cut into 64 KiB slices.
 //
 // Because a segment is aligned to its size, `pointer -> segment` is a mask and
-// `segment -> page` an index: no lookup table. Slice 0 holds this header; runs
-// of the other slices become pages. A huge block (above the largest size class)
-// gets a segment of its own whose single page starts after the header.
+// `segment -> page` an index: no lookup table. The first two slices hold this
+// header, which starts with one 128-byte page descriptor per slice; runs of the
+// other slices become pages. A huge block (above the largest size class) gets
+// a segment of its own whose single page, pages[0], starts after the header.
 #pragma once
 
 #include <atomic>
@@ -22,8 +23,13 @@ inline constexpr std::size_t slice_shift = 16;
 inline constexpr std::size_t slice_size = std::size_t{1} << slice_shift;  // 64 KiB
 inline constexpr std::size_t slice_count = segment_size / slice_size;     // 512
 inline constexpr std::size_t bitmap_words = slice_count / 64;
+inline constexpr std::size_t header_slices = 2;
+inline constexpr std::size_t header_size = header_slices * slice_size;
+inline constexpr std::size_t descriptor_shift = 7;  // log2(sizeof(page))
 
 struct segment {
+  page pages[slice_count];  // descriptor of each page, at its first slice; first in the
+                            // header, so a descriptor's address is a shift of the slice's
   bool huge;
   std::size_t size;       // bytes reserved
   thread_context* owner;  // thread that carves pages from it; null when abandoned or cached
@@ -33,37 +39,30 @@ struct segment {
   std::uint32_t pages_in_use;
   std::uint64_t free_slices[bitmap_words];   // 1 = slice not part of a page
   std::uint64_t dirty_slices[bitmap_words];  // 1 = free slice that may still hold memory
-  std::uint16_t slice_page[slice_count];     // slice -> byte offset of its page descriptor
+  std::uint16_t slice_head[slice_count];     // slice -> first slice of the page it is in
                                              // (in a huge segment every slice maps to page 0)
-  page pages[slice_count];                   // descriptor of each page, at its first slice
 
   // The page holding address `p` inside this segment. A page's first slice
-  // holds its descriptor, found by arithmetic alone; only a slice inside a
-  // larger page (slice_count 0 there) costs a load of slice_page. Keeping the
-  // common case free of that load shortens free's path to the page's fields.
+  // holds its descriptor, found by a shift and a mask alone; only a slice
+  // inside a larger page (slice_count 0 there) costs a load of slice_head.
+  // Keeping the common case free of that load shortens free's path to the page.
   page* page_of(const void* p) {
-    std::size_t offset = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(p) -
-                                                  reinterpret_cast<std::uintptr_t>(this));
-    std::size_t slice = offset >> slice_shift;
-    page* pg = &pages[slice];
-    if (__builtin_expect(pg->slice_count == 0, 0)) pg = page_at(slice_page[slice]);
+    // slice index * sizeof(page), as one shift and one mask
+    std::size_t offset = (reinterpret_cast<std::uintptr_t>(p) >> (slice_shift - descriptor_shift)) &
+                         ((slice_count - 1) << descriptor_shift);
+    auto* pg = reinterpret_cast<page*>(reinterpret_cast<std::uint8_t*>(pages) + offset);
+    if (__builtin_expect(pg->slice_count == 0, 0))
+      pg = &pages[slice_head[offset >> descriptor_shift]];
     return pg;
-  }
-  page* page_at(std::uint16_t descriptor_offset) {
-    return reinterpret_cast<page*>(reinterpret_cast<std::uint8_t*>(this) + descriptor_offset);
-  }
-  // What slice_page holds for the slices of the page starting at `first`.
-  std::uint16_t descriptor_offset(std::size_t first) {
-    return static_cast<std::uint16_t>(reinterpret_cast<std::uint8_t*>(&pages[first]) -
-                                      reinterpret_cast<std::uint8_t*>(this));
   }
   std::uint8_t* slice_start(std::size_t slice) {
     return reinterpret_cast<std::uint8_t*>(this) + slice * slice_size;
   }
 };
 
-static_assert(sizeof(segment) <= slice_size, "segment header must fit in slice 0");
-static_assert(sizeof(segment) <= 65535, "page descriptor offsets must fit slice_page");
+static_assert(sizeof(page) == std::size_t{1} << descriptor_shift,
+              "free finds a descriptor with a shift, not a multiply");
+static_assert(sizeof(segment) <= header_size, "segment header must fit its slices");
 
 inline segment* segment_of(const void* p) {
   return reinterpret_cast<segment*>(reinterpret_cast<std::uintptr_t>(p) & ~(segment_size - 1));

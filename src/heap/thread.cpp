@@ -27,12 +27,12 @@ void create_exit_key() {
 // Each page head of a normal segment, in slice order.
 template <class Visit>
 void for_each_page(segment* seg, Visit visit) {
-  for (std::size_t i = 1; i < slice_count;) {
+  for (std::size_t i = header_slices; i < slice_count;) {
     if ((seg->free_slices[i / 64] >> (i % 64)) & 1) {
       ++i;
       continue;
     }
-    page* pg = seg->page_at(seg->slice_page[i]);
+    page* pg = &seg->pages[seg->slice_head[i]];
     i = pg->slice_index + pg->slice_count;
     visit(pg);
   }

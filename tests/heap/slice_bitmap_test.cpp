@@ -1,0 +1,100 @@
+// Slice bitmap operations checked against a bit-by-bit model on random maps.
+#include "heap/slice_bitmap.hpp"
+
+#include <array>
+#include <random>
+
+#include <gtest/gtest.h>
+
+using namespace strata::heap;
+
+namespace {
+
+constexpr std::size_t words = 8;
+constexpr std::size_t bits = words * 64;
+using bitmap = std::array<std::uint64_t, words>;
+
+bool model_test(const bitmap& map, std::size_t i) {
+  return (map[i / 64] >> (i % 64)) & 1;
+}
+
+std::size_t model_find_run(const bitmap& map, std::size_t from, std::size_t count) {
+  std::size_t run = 0;
+  for (std::size_t i = from; i < bits; ++i) {
+    run = model_test(map, i) ? run + 1 : 0;
+    if (run == count) return i + 1 - count;
+  }
+  return bits;
+}
+
+// Maps of long runs and short gaps, as segments have, and of dense noise.
+bitmap random_map(std::mt19937_64& random) {
+  bitmap map{};
+  bool value = random() & 1;
+  std::size_t run_scale = 1 + random() % 80;
+  for (std::size_t i = 0; i < bits;) {
+    std::size_t run = 1 + random() % run_scale;
+    for (std::size_t j = i; j < i + run && j < bits; ++j)
+      if (value) map[j / 64] |= std::uint64_t{1} << (j % 64);
+    i += run;
+    value = !value;
+  }
+  return map;
+}
+
+}  // namespace
+
+TEST(SliceBitmap, FindRunMatchesTheBitByBitSearch) {
+  std::mt19937_64 random(42);
+  for (int round = 0; round < 4000; ++round) {
+    bitmap map = random_map(random);
+    std::size_t from = random() % bits;
+    std::size_t count = 1 + random() % 130;
+    ASSERT_EQ(slice_bitmap::find_run(map.data(), bits, from, count),
+              model_find_run(map, from, count))
+        << "round " << round;
+  }
+}
+
+TEST(SliceBitmap, FindRunOnFullAndEmptyMaps) {
+  bitmap full;
+  full.fill(~std::uint64_t{0});
+  bitmap empty{};
+  EXPECT_EQ(slice_bitmap::find_run(full.data(), bits, 1, bits - 1), 1u);
+  EXPECT_EQ(slice_bitmap::find_run(full.data(), bits, 1, bits), bits);  // runs stop at `bits`
+  EXPECT_EQ(slice_bitmap::find_run(empty.data(), bits, 0, 1), bits);
+}
+
+TEST(SliceBitmap, AssignAndCountTouchExactlyTheRange) {
+  std::mt19937_64 random(7);
+  for (int round = 0; round < 4000; ++round) {
+    bitmap map = random_map(random);
+    std::size_t first = random() % bits;
+    std::size_t count = random() % (bits - first + 1);
+    bool value = random() & 1;
+
+    std::size_t expected_count = 0;
+    for (std::size_t i = first; i < first + count; ++i) expected_count += model_test(map, i);
+    ASSERT_EQ(slice_bitmap::count(map.data(), first, count), expected_count);
+
+    bitmap before = map;
+    slice_bitmap::assign(map.data(), first, count, value);
+    for (std::size_t i = 0; i < bits; ++i) {
+      bool inside = i >= first && i < first + count;
+      ASSERT_EQ(model_test(map, i), inside ? value : model_test(before, i))
+          << "bit " << i << " of [" << first << ", " << first + count << ")";
+    }
+  }
+}
+
+TEST(SliceBitmap, NextFindsEitherValue) {
+  std::mt19937_64 random(3);
+  for (int round = 0; round < 2000; ++round) {
+    bitmap map = random_map(random);
+    std::size_t from = random() % (bits + 1);
+    bool value = random() & 1;
+    std::size_t expected = from;
+    while (expected < bits && model_test(map, expected) != value) ++expected;
+    ASSERT_EQ(slice_bitmap::next(map.data(), bits, from, value), expected);
+  }
+}
