@@ -8,6 +8,8 @@ namespace strata::heap {
 // ---- pages (page_queue.cpp) ----
 void queue_push_back(page_queue& q, page* pg);
 void queue_push_front(page_queue& q, page* pg);
+// Insert right after the queue's first page, which stays first.
+void queue_push_second(page_queue& q, page* pg);
 void queue_remove(page_queue& q, page* pg);
 // Point current[cls] (and the direct slots of a small class) at the queue head.
 void heap_set_current(heap* h, std::size_t cls);

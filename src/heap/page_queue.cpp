@@ -25,6 +25,17 @@ void queue_push_front(page_queue& q, page* pg) {
   q.first = pg;
 }
 
+void queue_push_second(page_queue& q, page* pg) {
+  if (q.first == nullptr) return queue_push_back(q, pg);
+  pg->prev = q.first;
+  pg->next = q.first->next;
+  if (pg->next != nullptr)
+    pg->next->prev = pg;
+  else
+    q.last = pg;
+  q.first->next = pg;
+}
+
 void queue_remove(page_queue& q, page* pg) {
   if (pg->prev != nullptr)
     pg->prev->next = pg->next;
@@ -91,7 +102,9 @@ void page_unfull(heap* h, page* pg) {
   queue_remove(h->full, pg);
   page_queue& q = h->queues[pg->size_class];
   bool was_empty = q.first == nullptr;
-  queue_push_back(q, pg);
+  // Next after the page malloc takes from: the blocks just freed into it are
+  // the likeliest still in cache, so they serve before older pages'.
+  queue_push_second(q, pg);
   if (was_empty) heap_set_current(h, pg->size_class);
   page_settle(h, pg);
 }
@@ -121,10 +134,8 @@ void page_emptied(heap* h, page* pg) {
     return;
   }
   ctx->retained_bytes += bytes;
-  if (delay > 0) {
-    std::int64_t deadline = clock_ms() + delay;
-    if (ctx->next_purge == 0 || deadline < ctx->next_purge) ctx->next_purge = deadline;
-  }
+  // A deadline already set is earlier than one set now: no need to read the clock.
+  if (delay > 0 && ctx->next_purge == 0) ctx->next_purge = clock_ms() + delay;
 }
 
 void page_unretain(thread_context* ctx, page* pg) {

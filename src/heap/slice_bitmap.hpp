@@ -56,13 +56,14 @@ inline std::size_t next(const std::uint64_t* map, std::size_t bits, std::size_t 
 }
 
 // First index at or after `from` that starts a run of `count` set bits lying
-// below `bits`; `bits` when there is none. Each run is measured whole, so the
-// search costs a few steps per run, not one per bit.
+// below `bits`; `bits` when there is none. Each run is measured in whole words
+// and only as far as `count` bits, so the search costs a few steps per run.
 inline std::size_t find_run(const std::uint64_t* map, std::size_t bits, std::size_t from,
                             std::size_t count) {
   for (std::size_t start = next(map, bits, from, true); start < bits;) {
-    std::size_t end = next(map, bits, start, false);
-    if (end - start >= count) return start;
+    if (bits - start < count) return bits;
+    std::size_t end = next(map, start + count, start, false);
+    if (end == start + count) return start;
     start = next(map, bits, end, true);
   }
   return bits;
