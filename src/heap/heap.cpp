@@ -73,8 +73,9 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
 }
 
 // A new page for `cls` from one of the thread's segments, adding segments
-// (adopted from exited threads or fresh) until one has a long enough run.
-// Slices that still hold memory go first: reusing them costs no page faults.
+// (adopted from exited threads, cached or fresh) until one has a long enough
+// run. Memory not yet purged goes first, even in a cached segment: reusing it
+// costs no page faults, where clean slices fault in every page they use.
 page* page_alloc(heap* h, std::size_t cls) {
   thread_context* ctx = h->context;
   std::size_t count = page_slices(cls);
@@ -94,6 +95,7 @@ page* page_alloc(heap* h, std::size_t cls) {
       released = true;
       if (thread_free_empty_pages(ctx, true)) continue;
     }
+    if (thread_acquire_dirty_segment(ctx) != nullptr) continue;
     if (page* pg = claim(false)) return pg;
     if (thread_acquire_segment(ctx) == nullptr) return nullptr;
   }

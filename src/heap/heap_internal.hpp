@@ -52,6 +52,8 @@ void remote_flush_all(thread_context* ctx);
 // ---- threads and heaps (thread.cpp) ----
 // A fresh segment for `ctx`: reclaimed from an exited thread, cached, or new.
 segment* thread_acquire_segment(thread_context* ctx);
+// A cached segment whose memory was not purged yet, for `ctx`; null when none.
+segment* thread_acquire_dirty_segment(thread_context* ctx);
 // Take over one segment of an exited thread; false when there is none.
 bool thread_adopt_abandoned(thread_context* ctx);
 void thread_purge_due(thread_context* ctx, bool force);

@@ -143,17 +143,27 @@ std::int64_t clock_ms() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-segment* segment_acquire(thread_context* owner) {
-  segment* seg = nullptr;
-  {
-    std::lock_guard<std::mutex> guard(cache.lock);
-    if (cache.normal != nullptr) {
-      seg = cache.normal;
-      cache.normal = seg->next;
-      cache.normal_count--;
-      global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
-    }
+namespace {
+// Take a segment from the cache: the first one, or with `dirty_only` the first
+// whose memory has not been purged yet. Null when there is no such segment.
+segment* take_cached(bool dirty_only) {
+  std::lock_guard<std::mutex> guard(cache.lock);
+  for (segment** link = &cache.normal; *link != nullptr; link = &(*link)->next) {
+    segment* seg = *link;
+    if (dirty_only && slice_bitmap::next(seg->dirty_slices, slice_count, 0, true) == slice_count)
+      continue;
+    *link = seg->next;
+    cache.normal_count--;
+    global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
+    return seg;
   }
+  return nullptr;
+}
+}  // namespace
+
+segment* segment_acquire(thread_context* owner, bool dirty_only) {
+  segment* seg = take_cached(dirty_only);
+  if (seg == nullptr && dirty_only) return nullptr;
   if (seg == nullptr) {
     seg = map_segment(segment_size, segment_size);
     if (seg == nullptr) return nullptr;

@@ -87,8 +87,9 @@ void add(const segment* s);
 void remove(const segment* s);
 }  // namespace segment_map
 
-// Map a fresh normal segment for `owner`; null when the OS refuses.
-segment* segment_acquire(thread_context* owner);
+// A normal segment for `owner`: cached or freshly mapped; null when the OS
+// refuses. With `dirty_only`, only a cached segment still holding memory.
+segment* segment_acquire(thread_context* owner, bool dirty_only);
 // Give an empty normal segment back (to the cache or the OS).
 void segment_release(segment* seg);
 // Map a segment holding one huge page of at least `size` bytes aligned to

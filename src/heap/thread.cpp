@@ -162,9 +162,15 @@ segment* thread_acquire_segment(thread_context* ctx) {
   while (thread_adopt_abandoned(ctx)) {
     if (ctx->segments->pages_in_use < slice_count / 2) return ctx->segments;
   }
-  segment* seg = segment_acquire(ctx);
+  segment* seg = segment_acquire(ctx, false);
   if (seg == nullptr) return nullptr;
   link_segment(ctx, seg);
+  return seg;
+}
+
+segment* thread_acquire_dirty_segment(thread_context* ctx) {
+  segment* seg = segment_acquire(ctx, true);
+  if (seg != nullptr) link_segment(ctx, seg);
   return seg;
 }
 
