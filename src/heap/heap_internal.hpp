@@ -43,6 +43,8 @@ void thread_deferred_work(heap* h);
 // Start the purge thread once cached memory waits for its delay. Called where a
 // nested malloc (pthread_create allocates) finds the heap consistent.
 void purger_start_if_needed() noexcept;
+// Whether the purge thread runs (and so keeps the segment cache's deadlines).
+bool purger_running() noexcept;
 // In a forked child: the purge thread stayed behind in the parent.
 void purger_forget() noexcept;
 

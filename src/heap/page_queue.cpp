@@ -213,7 +213,7 @@ void thread_deferred_work(heap* h) {
   if (ctx->batched_frees != 0) remote_flush_all(ctx);
   heap_requeue_remote_full(h);
   if (ctx->next_purge != 0 && clock_ms() >= ctx->next_purge) thread_purge_due(ctx, false);
-  segment_cache_collect(false);
+  if (!purger_running()) segment_cache_collect(false);  // else the purge thread keeps the cache
 }
 
 }  // namespace strata::heap

@@ -49,6 +49,10 @@ void purger_start_if_needed() noexcept {
   pthread_setname_np(thread, "strata-purge");
 }
 
+bool purger_running() noexcept {
+  return state.load(std::memory_order_relaxed) == started;
+}
+
 void purger_forget() noexcept {
   state.store(not_started, std::memory_order_relaxed);
 }
