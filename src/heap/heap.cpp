@@ -67,6 +67,7 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
   pg->slice_index = static_cast<std::uint32_t>(first);
   pg->slice_count = static_cast<std::uint32_t>(count);
   pg->next = pg->prev = nullptr;
+  page_set_first_in_queue(pg, false);
   pg->owner.store(h->context->thread_id | (page_has_map(pg) ? page_is_map : 0),
                   std::memory_order_relaxed);
   return pg;

@@ -203,13 +203,9 @@ inline void heap_free(void* p) noexcept {
     pg->free = b;
     std::uint32_t used = pg->used - 1;
     pg->used = used;
-    // One compare catches both a page left empty (0 - 1 wraps) and a double free
-    // (used wrapped). The page malloc takes blocks from, first in its queue,
-    // stays as it is, empty.
-    if (STRATA_UNLIKELY(used - 1 >= pg->reserved)) {
-      if (used == 0 && pg->prev == nullptr) return;
+    // A page left empty, unless it is first in its queue, or a double free.
+    if (STRATA_UNLIKELY(used - pg->empty_check_bias >= pg->empty_check_limit))
       page_emptied_by_owner(pg);
-    }
     return;
   }
   if (STRATA_LIKELY(flags == page_is_map)) {

@@ -53,10 +53,10 @@ struct alignas(128) page {
   std::uint32_t reserved;             // blocks the page can hold
   std::atomic<std::uintptr_t> owner;  // owning thread id | flags; 0 when abandoned
   std::uint32_t size_class;           // class index; class_count for a huge block
-  std::uint32_t capacity;             // blocks carved out of the page so far
+  std::uint32_t empty_check_bias;     // see page_set_first_in_queue
   std::size_t block_size;             // bytes per block
   std::uint64_t mallocs;              // blocks handed out since the last stats fold
-  std::uint32_t used_at_fold;         // page_live() then, less blocks collected from others
+  std::uint32_t empty_check_limit;    // see page_set_first_in_queue
   std::uint32_t block_inverse;        // ceil(2^32 / block_size): block index by a multiply
   std::uint64_t free_map;             // map pages: bit i set = block i is free (owner only)
 
@@ -67,7 +67,19 @@ struct alignas(128) page {
   std::uint32_t slice_count;                // 0 while the slice run is not a page
   page* next;                               // in the heap's queue or full list
   page* prev;
+  std::uint32_t capacity;      // blocks carved out of the page so far
+  std::uint32_t used_at_fold;  // page_live() then, less blocks collected from others
 };
+
+// The free fast path's one compare, `used - empty_check_bias >= empty_check_limit`,
+// catches a page left empty (used - 1 wraps) and a double free (used wraps).
+// The page first in its queue, which malloc takes from, stays even when empty:
+// its bias and limit make reaching zero no event, so a malloc/free loop on an
+// otherwise empty page takes no jump.
+inline void page_set_first_in_queue(page* pg, bool first) {
+  pg->empty_check_bias = first ? 0 : 1;
+  pg->empty_check_limit = pg->reserved + (first ? 1 : 0);
+}
 
 // Blocks of this size and up live on map pages.
 inline constexpr std::size_t map_min_block_size = 4096;

@@ -13,16 +13,20 @@ void queue_push_back(page_queue& q, page* pg) {
   else
     q.first = pg;
   q.last = pg;
+  page_set_first_in_queue(pg, q.first == pg);
 }
 
 void queue_push_front(page_queue& q, page* pg) {
   pg->prev = nullptr;
   pg->next = q.first;
-  if (q.first != nullptr)
+  if (q.first != nullptr) {
     q.first->prev = pg;
-  else
+    page_set_first_in_queue(q.first, false);
+  } else {
     q.last = pg;
+  }
   q.first = pg;
+  page_set_first_in_queue(pg, true);
 }
 
 void queue_push_second(page_queue& q, page* pg) {
@@ -34,18 +38,22 @@ void queue_push_second(page_queue& q, page* pg) {
   else
     q.last = pg;
   q.first->next = pg;
+  page_set_first_in_queue(pg, false);
 }
 
 void queue_remove(page_queue& q, page* pg) {
-  if (pg->prev != nullptr)
+  if (pg->prev != nullptr) {
     pg->prev->next = pg->next;
-  else
+  } else {
     q.first = pg->next;
+    if (q.first != nullptr) page_set_first_in_queue(q.first, true);
+  }
   if (pg->next != nullptr)
     pg->next->prev = pg->prev;
   else
     q.last = pg->prev;
   pg->next = pg->prev = nullptr;
+  page_set_first_in_queue(pg, false);
 }
 
 void heap_set_current(heap* h, std::size_t cls) {

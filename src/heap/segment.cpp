@@ -246,6 +246,7 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
   pg->slice_count = 1;
   pg->thread_free.store(0, std::memory_order_relaxed);
   pg->next = pg->prev = nullptr;
+  page_set_first_in_queue(pg, false);
   global_stats::huge_in_use.fetch_add(pg->block_size, std::memory_order_relaxed);
   return seg;
 }
