@@ -168,7 +168,8 @@ inline void* heap_malloc(heap* h, std::size_t size) noexcept {
     b = page_pop(pg);
   } else if (size <= medium_max) {
     pg = h->current[medium_class_of(size)];
-    b = size <= list_max_request ? page_pop(pg) : page_take(pg);
+    // Laid out for map pages (4 KiB and up), whose pairs are the closer race.
+    b = STRATA_UNLIKELY(size <= list_max_request) ? page_pop(pg) : page_take(pg);
   } else {
     return malloc_huge(h, size, 0);
   }

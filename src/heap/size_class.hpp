@@ -53,22 +53,30 @@ inline constexpr std::array<std::uint8_t, direct_slots> small_class_of_slot = []
   return t;
 }();
 
-// Class of each step of a table over (1 KiB, limit]: above 1 KiB every class
-// boundary up to 64 KiB is a multiple of 128 B, and up to 8 MiB of 16 KiB.
-template <std::size_t step_shift, std::size_t limit>
-inline constexpr std::array<std::uint8_t, (limit >> step_shift)> class_of_step = [] {
-  std::array<std::uint8_t, (limit >> step_shift)> t{};
-  for (std::size_t s = 0; s < t.size(); ++s)
-    t[s] = static_cast<std::uint8_t>(size_class_of((s + 1) << step_shift));
+// Class of each medium request (small_max < size <= medium_max) by table: up
+// to 64 KiB every class boundary is a multiple of 128 B, and up to 8 MiB of
+// 16 KiB, so entries [0, 512) cover (0, 64 KiB] in 128 B steps and the rest
+// cover (0, 8 MiB] in 16 KiB steps.
+inline constexpr std::size_t medium_fine_steps = 65536 >> 7;
+inline constexpr std::size_t medium_table_size = medium_fine_steps + (medium_max >> 14);
+inline constexpr std::array<std::uint8_t, medium_table_size> medium_class_table = [] {
+  std::array<std::uint8_t, medium_table_size> t{};
+  for (std::size_t s = 0; s < medium_fine_steps; ++s)
+    t[s] = static_cast<std::uint8_t>(size_class_of((s + 1) << 7));
+  for (std::size_t s = medium_fine_steps; s < medium_table_size; ++s)
+    t[s] = static_cast<std::uint8_t>(size_class_of((s - medium_fine_steps + 1) << 14));
   return t;
 }();
 
-// Class of a medium request (small_max < size <= medium_max) for the fast path.
-// Table loads rather than the bit scan of size_class_of: bsr keeps a false
-// dependency on its output register, which chained each malloc to the last free.
+// Class of a medium request for the fast path: one table load, its index
+// picked by a mask rather than a branch, so no medium size takes a jump here.
+// (A bit scan would chain each malloc to the last free through bsr's false
+// dependency on its output register.)
 inline std::size_t medium_class_of(std::size_t size) {
-  if (size <= 65536) return class_of_step<7, 65536>[(size - 1) >> 7];
-  return class_of_step<14, medium_max>[(size - 1) >> 14];
+  std::size_t fine = (size - 1) >> 7;
+  std::size_t coarse = medium_fine_steps + ((size - 1) >> 14);
+  std::size_t take_coarse = std::size_t{0} - static_cast<std::size_t>(size > 65536);
+  return medium_class_table[fine ^ ((fine ^ coarse) & take_coarse)];
 }
 
 static_assert(class_size_formula(class_count - 1) == medium_max);
