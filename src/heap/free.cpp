@@ -100,8 +100,12 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
       purger_start_if_needed();
       return;
     }
-    if ((word & page_in_full) != 0) page_unfull(h, pg);
-    if (page_live(pg) == 0) page_emptied(h, pg);
+    // A page left empty goes straight from the full list to page_emptied, which
+    // frees or retains it: no requeueing first.
+    if (page_live(pg) == 0)
+      page_emptied(h, pg);
+    else if ((word & page_in_full) != 0)
+      page_unfull(h, pg);
     return;
   }
   if (owner == 0 && seg->huge) {  // its thread exited: nobody else will free it

@@ -21,7 +21,7 @@ void page_fold_stats(heap* h, page* pg);
 void heap_fold_stats(heap* h);
 // Move a page whose owner freed into it while it sat on the full list back to its queue.
 void page_unfull(heap* h, page* pg);
-// A page's last live block was freed by its owner.
+// A page's last live block was freed by its owner (the page may be on the full list).
 void page_emptied(heap* h, page* pg);
 // An emptied page (perhaps retained) is about to serve malloc again.
 void page_unretain(thread_context* ctx, page* pg);

@@ -125,9 +125,14 @@ constexpr std::size_t retained_limit = std::size_t{2} << 20;
 }  // namespace
 
 void page_emptied(heap* h, page* pg) {
-  // Keep the page the fast path allocates from: a malloc/free loop with one
-  // live block empties it on every free.
-  if (pg->size_class < class_count && h->queues[pg->size_class].first == pg) return;
+  // Keep the page the fast path allocates from (a malloc/free loop with one
+  // live block empties it on every free), or that would become it.
+  bool in_full = (pg->owner.load(std::memory_order_relaxed) & page_in_full) != 0;
+  if (pg->size_class < class_count) {
+    page_queue& q = h->queues[pg->size_class];
+    if (q.first == pg) return;
+    if (q.first == nullptr && in_full) return page_unfull(h, pg);
+  }
   thread_context* ctx = h->context;
   segment* seg = segment_of(pg);
   std::size_t bytes = pg->slice_count * slice_size;
@@ -141,6 +146,7 @@ void page_emptied(heap* h, page* pg) {
     purger_start_if_needed();
     return;
   }
+  if (in_full) page_unfull(h, pg);
   ctx->retained_bytes += bytes;
   // A deadline already set is earlier than one set now: no need to read the clock.
   if (delay > 0 && ctx->next_purge == 0) ctx->next_purge = clock_ms() + delay;
