@@ -19,10 +19,6 @@ inline std::uint64_t word_mask(std::size_t w, std::size_t first, std::size_t end
   return upto_hi & ~((std::uint64_t{1} << lo) - 1);
 }
 
-inline bool test(const std::uint64_t* map, std::size_t i) {
-  return (map[i / 64] >> (i % 64)) & 1;
-}
-
 // Set (value true) or clear the bits [first, first + count).
 inline void assign(std::uint64_t* map, std::size_t first, std::size_t count, bool value) {
   std::size_t end = first + count;

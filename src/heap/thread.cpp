@@ -6,6 +6,7 @@
 #include "heap/heap_internal.hpp"
 #include "heap/metadata.hpp"
 #include "heap/registry.hpp"
+#include "heap/slice_bitmap.hpp"
 
 namespace strata::heap {
 
@@ -27,11 +28,9 @@ void create_exit_key() {
 // Each page head of a normal segment, in slice order.
 template <class Visit>
 void for_each_page(segment* seg, Visit visit) {
-  for (std::size_t i = header_slices; i < slice_count;) {
-    if ((seg->free_slices[i / 64] >> (i % 64)) & 1) {
-      ++i;
-      continue;
-    }
+  for (std::size_t i = header_slices;;) {
+    i = slice_bitmap::next(seg->free_slices, slice_count, i, false);  // the next page's first slice
+    if (i == slice_count) return;
     page* pg = &seg->pages[seg->slice_head[i]];
     i = pg->slice_index + pg->slice_count;
     visit(pg);
