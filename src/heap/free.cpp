@@ -91,11 +91,11 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
     } else {
       b->next = pg->free;
       pg->free = b;
-      pg->used--;
+      pg->counts += owner_free_step;
     }
     // A normal page's stats fold counts this free.
     if (seg->huge) h->counters.frees[class_count].add(1);
-    if (pg->used == 0 && seg->huge) {
+    if (page_used(pg) == 0 && seg->huge) {
       page_free(h, pg);
       purger_start_if_needed();
       return;
@@ -123,9 +123,19 @@ void report_double_free(const void* p) noexcept {
 }
 
 void page_emptied_by_owner(page* pg) noexcept {
-  if (pg->used > pg->reserved || page_live(pg) > pg->reserved)
+  if (page_used(pg) > pg->reserved || page_live(pg) > pg->reserved)
     heap_corruption("double free", pg->free);
   if (page_live(pg) == 0) page_emptied(pg->owner_heap.load(std::memory_order_relaxed), pg);
+}
+
+// The 2^32 frees lost from page::counts (and the mallocs derived from them)
+// go to the heap's counters.
+void page_owner_frees_wrapped(page* pg, std::uint64_t counts) noexcept {
+  pg->counts = counts;
+  heap* h = pg->owner_heap.load(std::memory_order_relaxed);
+  h->counters.mallocs[pg->size_class].add(std::uint64_t{1} << 32);
+  h->counters.frees[pg->size_class].add(std::uint64_t{1} << 32);
+  if (page_free_is_event(pg, page_used(pg))) page_emptied_by_owner(pg);
 }
 
 void remote_flush_all(thread_context* ctx) {

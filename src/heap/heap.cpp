@@ -47,7 +47,7 @@ void page_extend(page* pg) {
 page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std::size_t cls) {
   page* pg = &seg->pages[first];
   pg->free = nullptr;
-  pg->used = 0;
+  pg->counts = 0;
   pg->size_class = static_cast<std::uint32_t>(cls);
   pg->block_size = class_block_size(cls);
   pg->thread_free.store(0, std::memory_order_relaxed);

@@ -36,8 +36,8 @@ struct counter {
 };
 
 // Per-heap statistics; index class_count counts huge blocks. The fast paths
-// count on the page instead (page::mallocs, page::used), and the slow paths
-// fold those counts in here, so statistics cost one add per malloc.
+// count on the page instead (page::counts; a map page's page::mallocs), and
+// the slow paths fold those counts in here.
 struct heap_counters {
   counter mallocs[class_count + 1];
   counter frees[class_count + 1];
@@ -102,6 +102,8 @@ void* malloc_refill(heap* h, std::size_t size) noexcept;
 void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept;
 void free_slow(segment* seg, page* pg, void* p) noexcept;
 void page_emptied_by_owner(page* pg) noexcept;
+// Store `counts`, whose owner-free count carried out of its 32 bits, and go on with the free.
+void page_owner_frees_wrapped(page* pg, std::uint64_t counts) noexcept;
 [[noreturn]] void report_double_free(const void* p) noexcept;
 void free_foreign(void* p) noexcept;
 heap* thread_heap_init() noexcept;
@@ -113,8 +115,7 @@ inline void* page_pop(page* pg) noexcept {
   block* b = pg->free;
   if (STRATA_LIKELY(b != nullptr)) {
     pg->free = b->next;
-    pg->used++;
-    pg->mallocs++;
+    pg->counts++;  // the whole word, as free writes it: no partial store to forward
   }
   return b;
 }
@@ -125,7 +126,7 @@ inline block* map_take_lowest(page* pg) noexcept {
   std::uint64_t map = pg->free_map;
   if (STRATA_UNLIKELY(map == 0)) return nullptr;
   pg->free_map = map & (map - 1);
-  pg->used++;
+  pg->counts++;
   return reinterpret_cast<block*>(pg->area +
                                   static_cast<std::size_t>(std::countr_zero(map)) * pg->block_size);
 }
@@ -154,7 +155,7 @@ inline bool page_give(page* pg, void* p) noexcept {
   std::uint64_t bit = map_bit(pg, p);
   if (STRATA_UNLIKELY((pg->free_map & bit) != 0 || pg->free == p)) report_double_free(p);
   pg->free_map |= bit;
-  pg->used--;
+  pg->counts--;
   return false;
 }
 
@@ -202,17 +203,21 @@ inline void heap_free(void* p) noexcept {
     auto* b = static_cast<block*>(p);
     b->next = pg->free;
     pg->free = b;
-    std::uint32_t used = pg->used - 1;
-    pg->used = used;
+    // One add lowers `used` and counts the free; its carry out, once in 2^32
+    // frees between two folds, is counted in the slow path.
+    std::uint64_t counts;
+    if (STRATA_UNLIKELY(__builtin_add_overflow(pg->counts, owner_free_step, &counts)))
+      return page_owner_frees_wrapped(pg, counts);
+    pg->counts = counts;
     // A page left empty, unless it is first in its queue, or a double free.
-    if (STRATA_UNLIKELY(used - pg->empty_check_bias >= pg->empty_check_limit))
+    if (STRATA_UNLIKELY(page_free_is_event(pg, static_cast<std::uint32_t>(counts))))
       page_emptied_by_owner(pg);
     return;
   }
   if (STRATA_LIKELY(flags == page_is_map)) {
     // Into the hot slot only on the current page, which is kept even when empty.
     // Otherwise: left with just the hot block (1 - 2 wraps), or a double free.
-    if (!page_give(pg, p) && STRATA_UNLIKELY(pg->used - 2 >= pg->reserved))
+    if (!page_give(pg, p) && STRATA_UNLIKELY(page_used(pg) - 2 >= pg->reserved))
       page_emptied_by_owner(pg);
     return;
   }

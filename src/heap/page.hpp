@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -48,14 +49,14 @@ struct alignas(128) page {
   // Fast-path fields first: one cache line serves malloc and free.
   block* free;                        // blocks ready to hand out (owner only); on a map
                                       // page at most one, the "hot" block, its next unused
-  std::uint32_t used;                 // blocks handed out, including those in thread_free
-                                      // and a map page's hot block
-  std::uint32_t reserved;             // blocks the page can hold
+  std::uint64_t counts;               // low half: `used`, blocks handed out, including those
+                                      // in thread_free and a map page's hot block; high half:
+                                      // a list page's owner frees since the last stats fold
   std::atomic<std::uintptr_t> owner;  // owning thread id | flags; 0 when abandoned
   std::uint32_t size_class;           // class index; class_count for a huge block
   std::uint32_t empty_check_bias;     // see page_set_first_in_queue
   std::size_t block_size;             // bytes per block
-  std::uint64_t mallocs;              // blocks handed out since the last stats fold
+  std::uint64_t mallocs;              // map pages: blocks handed out since the last stats fold
   std::uint32_t empty_check_limit;    // see page_set_first_in_queue
   std::uint32_t block_inverse;        // ceil(2^32 / block_size): block index by a multiply
   std::uint64_t free_map;             // map pages: bit i set = block i is free (owner only)
@@ -67,9 +68,23 @@ struct alignas(128) page {
   std::uint32_t slice_count;                // 0 while the slice run is not a page
   page* next;                               // in the heap's queue or full list
   page* prev;
+  std::uint32_t reserved;      // blocks the page can hold
   std::uint32_t capacity;      // blocks carved out of the page so far
   std::uint32_t used_at_fold;  // page_live() then, less blocks collected from others
 };
+
+static_assert(std::endian::native == std::endian::little,
+              "page::counts keeps `used` in its low half");
+
+// Blocks handed out (see page::counts).
+inline std::uint32_t page_used(const page* pg) {
+  return static_cast<std::uint32_t>(pg->counts);
+}
+
+// Added to page::counts by an owner's free of a list page: `used` falls by one
+// and the carry counts the free in the high half, so statistics cost free no
+// add of its own (and malloc none at all: mallocs = frees + growth in `used`).
+inline constexpr std::uint64_t owner_free_step = (std::uint64_t{1} << 32) - 1;
 
 // The free fast path's one compare, `used - empty_check_bias >= empty_check_limit`,
 // catches a page left empty (used - 1 wraps) and a double free (used wraps).
@@ -79,6 +94,12 @@ struct alignas(128) page {
 inline void page_set_first_in_queue(page* pg, bool first) {
   pg->empty_check_bias = first ? 0 : 1;
   pg->empty_check_limit = pg->reserved + (first ? 1 : 0);
+}
+
+// Whether an owner's free of a list page, which left `used` blocks out, needs
+// the slow path (see page_set_first_in_queue).
+inline bool page_free_is_event(const page* pg, std::uint32_t used) {
+  return used - pg->empty_check_bias >= pg->empty_check_limit;
 }
 
 // Blocks of this size and up live on map pages.
@@ -99,7 +120,7 @@ inline std::uint64_t map_bit(const page* pg, const void* p) {
 
 // Blocks the program holds: `used` less a map page's hot block.
 inline std::uint32_t page_live(const page* pg) {
-  return pg->used - (page_has_map(pg) && pg->free != nullptr ? 1 : 0);
+  return page_used(pg) - (page_has_map(pg) && pg->free != nullptr ? 1 : 0);
 }
 
 inline block* thread_free_blocks(std::uintptr_t word) {

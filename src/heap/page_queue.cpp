@@ -80,7 +80,7 @@ std::uint32_t page_collect(page* pg) {
     tail->next = pg->free;
     pg->free = list;
   }
-  pg->used -= n;
+  pg->counts -= n;
   pg->used_at_fold -= n;  // the freeing threads counted these
   return n;
 }
@@ -88,12 +88,23 @@ std::uint32_t page_collect(page* pg) {
 void page_fold_stats(heap* h, page* pg) {
   std::size_t cls = pg->size_class;
   if (cls == class_count) return;  // huge blocks are counted as they come and go
-  // Blocks out now less blocks out at the last fold: mallocs less owner frees.
+  // Blocks out now less blocks out at the last fold is mallocs less owner
+  // frees: a list page counts its frees, a map page its mallocs.
   std::uint32_t live = page_live(pg);
-  auto net = static_cast<std::int32_t>(live - pg->used_at_fold);
-  h->counters.mallocs[cls].add(pg->mallocs);
-  h->counters.frees[cls].add(pg->mallocs - static_cast<std::uint64_t>(std::int64_t{net}));
+  auto net =
+      static_cast<std::uint64_t>(std::int64_t{static_cast<std::int32_t>(live - pg->used_at_fold)});
+  std::uint64_t mallocs, frees;
+  if (page_has_map(pg)) {
+    mallocs = pg->mallocs;
+    frees = mallocs - net;
+  } else {
+    frees = pg->counts >> 32;
+    mallocs = frees + net;
+  }
+  h->counters.mallocs[cls].add(mallocs);
+  h->counters.frees[cls].add(frees);
   pg->mallocs = 0;
+  pg->counts = page_used(pg);
   pg->used_at_fold = live;
 }
 

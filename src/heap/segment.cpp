@@ -240,7 +240,7 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
   pg->size_class = class_count;
   pg->free = nullptr;
   pg->free_map = 0;
-  pg->used = 1;
+  pg->counts = 1;
   pg->capacity = pg->reserved = 1;
   pg->slice_index = 0;
   pg->slice_count = 1;

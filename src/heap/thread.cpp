@@ -86,7 +86,7 @@ void abandon_pages(heap* h) {
         pg->owner.store(pg->owner.load(std::memory_order_relaxed) & page_kind_flags,
                         std::memory_order_release);
         // A free racing with the owner change posted a block: look once more.
-        if (segment_of(pg)->huge && page_collect(pg) != 0 && pg->used == 0)
+        if (segment_of(pg)->huge && page_collect(pg) != 0 && page_used(pg) == 0)
           huge_segment_release(segment_of(pg));
       }
       pg = next;
@@ -236,7 +236,7 @@ void heap_destroy(heap* h) noexcept {
       page_collect(pg);
       page_fold_stats(h, pg);
       h->counters.frees[pg->size_class].add(page_live(pg));  // every live block is freed here
-      pg->used = pg->used_at_fold = 0;
+      pg->counts = pg->used_at_fold = 0;
       pg->free = nullptr;  // a map page's hot block too
       page_free(h, pg);
     }

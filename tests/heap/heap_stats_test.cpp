@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "heap/segment.hpp"
 #include "heap/size_class.hpp"
 #include "strata/strata.h"
 
@@ -29,18 +30,37 @@ class_counts counts_of(std::size_t size) {
 }  // namespace
 
 TEST(HeapStats, FastPathPairsAreCountedExactly) {
-  constexpr std::size_t size = 208;  // a class no other test of this file uses
-  strata_free(strata_malloc(size));  // the thread and the class's page exist
-  strata_stats_t start;
-  strata_stats_get(&start);
-  class_counts before = counts_of(size);
-  for (int i = 0; i < 100000; ++i) strata_free(strata_malloc(size));
+  // Classes no other test of this file uses: a list page (which counts its
+  // frees) and a map page (which counts its mallocs).
+  for (std::size_t size : {std::size_t{208}, std::size_t{24576}}) {
+    strata_free(strata_malloc(size));  // the thread and the class's page exist
+    strata_stats_t start;
+    strata_stats_get(&start);
+    class_counts before = counts_of(size);
+    for (int i = 0; i < 100000; ++i) strata_free(strata_malloc(size));
+    class_counts after = counts_of(size);
+    EXPECT_EQ(after.mallocs - before.mallocs, 100000u) << size;
+    EXPECT_EQ(after.frees - before.frees, 100000u) << size;
+    strata_stats_t end;
+    strata_stats_get(&end);
+    EXPECT_EQ(end.in_use, start.in_use) << size;
+  }
+}
+
+TEST(HeapStats, AnOwnerFreeCountThatWrapsLosesNothing) {
+  constexpr std::size_t size = 3072;
+  void* p = strata_malloc(size);
+  strata::heap::page* pg = strata::heap::segment_of(p)->page_of(p);
+  strata_free(p);
+  class_counts before = counts_of(size);  // folds the page: its free count starts at 0
+  // As if 2^32 - 10 frees had come since: the next 100 carry the count out of its 32 bits.
+  constexpr std::uint64_t preset = (std::uint64_t{1} << 32) - 10;
+  pg->counts += preset << 32;
+  for (int i = 0; i < 100; ++i) strata_free(strata_malloc(size));
+  EXPECT_LT(pg->counts >> 32, 100u);  // it did wrap
   class_counts after = counts_of(size);
-  EXPECT_EQ(after.mallocs - before.mallocs, 100000u);
-  EXPECT_EQ(after.frees - before.frees, 100000u);
-  strata_stats_t end;
-  strata_stats_get(&end);
-  EXPECT_EQ(end.in_use, start.in_use);
+  EXPECT_EQ(after.frees - before.frees, preset + 100);
+  EXPECT_EQ(after.mallocs - before.mallocs, preset + 100);
 }
 
 TEST(HeapStats, LiveBlocksShowInUseUntilFreed) {
