@@ -46,29 +46,30 @@ inline constexpr std::uintptr_t thread_free_full = 1;
 // 128 bytes, a power of two: free finds a page's descriptor with a shift, and
 // the fast-path fields never straddle two cache lines.
 struct alignas(128) page {
-  // Fast-path fields first: one cache line serves malloc and free.
+  // The first cache line holds every field a malloc or free that stays on its
+  // fast path reads, except a map page's block geometry when its bits are used.
   block* free;                        // blocks ready to hand out (owner only); on a map
                                       // page at most one, the "hot" block, its next unused
   std::uint64_t counts;               // low half: `used`, blocks handed out, including those
                                       // in thread_free and a map page's hot block; high half:
                                       // a list page's owner frees since the last stats fold
   std::atomic<std::uintptr_t> owner;  // owning thread id | flags; 0 when abandoned
-  std::uint32_t size_class;           // class index; class_count for a huge block
-  std::uint32_t empty_check_bias;     // see page_set_first_in_queue
-  std::size_t block_size;             // bytes per block
   std::uint64_t mallocs;              // map pages: blocks handed out since the last stats fold
-  std::uint32_t empty_check_limit;    // see page_set_first_in_queue
-  std::uint32_t block_inverse;        // ceil(2^32 / block_size): block index by a multiply
   std::uint64_t free_map;             // map pages: bit i set = block i is free (owner only)
+  std::uint32_t empty_check_bias;     // see page_set_first_in_queue
+  std::uint32_t empty_check_limit;
+  std::uint32_t reserved;       // blocks the page can hold
+  std::uint32_t slice_count;    // 0 while the slice run is not a page
+  std::uint32_t block_inverse;  // ceil(2^32 / block_size): block index by a multiply
+  std::uint32_t size_class;     // class index; class_count for a huge block
 
+  std::size_t block_size;                   // bytes per block
+  std::uint8_t* area;                       // first block
   std::atomic<std::uintptr_t> thread_free;  // blocks freed by other threads | thread_free_full
   std::atomic<heap*> owner_heap;            // read by other threads only as a hint
-  std::uint8_t* area;                       // first block
-  std::uint32_t slice_index;                // first slice in the segment
-  std::uint32_t slice_count;                // 0 while the slice run is not a page
   page* next;                               // in the heap's queue or full list
   page* prev;
-  std::uint32_t reserved;      // blocks the page can hold
+  std::uint32_t slice_index;   // first slice in the segment
   std::uint32_t capacity;      // blocks carved out of the page so far
   std::uint32_t used_at_fold;  // page_live() then, less blocks collected from others
 };
