@@ -56,6 +56,7 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
   pg->capacity = 0;
   pg->mallocs = 0;
   pg->used_at_fold = 0;
+  pg->retained_slot = 0;
   pg->reserved = static_cast<std::uint32_t>(count * slice_size / pg->block_size);
   pg->block_inverse =
       static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + pg->block_size - 1) / pg->block_size);
@@ -133,7 +134,7 @@ page* find_page(heap* h, std::size_t cls) {
       page* next = pg->next;
       page_collect(pg);
       page_fold_stats(h, pg);
-      if (page_live(pg) == 0) page_unretain(h->context, pg);  // an emptied page serves again
+      if (page_live(pg) == 0) retained_forget(h->context, pg);  // an emptied page serves again
       if (page_has_block(pg)) {
         if (q.first != pg) {
           queue_remove(q, pg);

@@ -74,6 +74,15 @@ struct remote_batch {
 inline constexpr std::size_t remote_batch_slots = 16;
 inline constexpr std::uint32_t remote_batch_limit = 64;
 
+// Emptied pages a thread keeps in their queues, oldest first (retained.cpp).
+inline constexpr std::size_t retained_slots = 32;
+struct retained_ring {
+  page* pages[retained_slots] = {};  // null where a page was taken back
+  std::uint32_t oldest = 0;
+  std::uint32_t count = 0;  // slots in use, nulls included
+  std::size_t bytes = 0;    // slices of the pages held
+};
+
 struct thread_context {
   heap main_heap;
   std::uintptr_t thread_id = 0;
@@ -82,8 +91,7 @@ struct thread_context {
   remote_batch batches[remote_batch_slots];
   std::uint32_t batched_frees = 0;  // blocks waiting in batches
   std::int64_t next_purge = 0;      // ms clock of the earliest pending purge; 0 when none
-  std::size_t retained_bytes = 0;   // emptied pages left in their queues (approximate;
-                                    // reset by each scan that frees them)
+  retained_ring retained;
 };
 
 // The page every slot of a fresh heap points at: never has a free block.

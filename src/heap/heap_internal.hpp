@@ -23,8 +23,6 @@ void heap_fold_stats(heap* h);
 void page_unfull(heap* h, page* pg);
 // A page's last live block was freed by its owner (the page may be on the full list).
 void page_emptied(heap* h, page* pg);
-// An emptied page (perhaps retained) is about to serve malloc again.
-void page_unretain(thread_context* ctx, page* pg);
 // A map page of `h` that is not its current page gets a hot block from its bits,
 // or goes to the full list: the free fast path fills an empty hot slot without
 // checking whether the page became empty, which only the current page may skip.
@@ -38,6 +36,14 @@ void page_free(heap* h, page* pg);
 void heap_requeue_remote_full(heap* h);
 // Work postponed to the slow path: batched remote frees, purges, cache expiry.
 void thread_deferred_work(heap* h);
+
+// ---- retained pages (retained.cpp) ----
+// Keep an emptied page of `ctx` in its queue; false when it is too large to keep.
+bool retain_page(thread_context* ctx, page* pg);
+// A page is serving again or is going away: no longer retained.
+void retained_forget(thread_context* ctx, page* pg);
+// Forget every retained page (a scan gave the emptied ones back).
+void retained_clear(thread_context* ctx);
 
 // ---- the purge thread (purger.cpp) ----
 // Start the purge thread once cached memory waits for its delay. Called where a

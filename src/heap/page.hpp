@@ -69,9 +69,10 @@ struct alignas(128) page {
   std::atomic<heap*> owner_heap;            // read by other threads only as a hint
   page* next;                               // in the heap's queue or full list
   page* prev;
-  std::uint32_t slice_index;   // first slice in the segment
-  std::uint32_t capacity;      // blocks carved out of the page so far
-  std::uint32_t used_at_fold;  // page_live() then, less blocks collected from others
+  std::uint32_t slice_index;    // first slice in the segment
+  std::uint32_t capacity;       // blocks carved out of the page so far
+  std::uint32_t used_at_fold;   // page_live() then, less blocks collected from others
+  std::uint32_t retained_slot;  // 1 + its slot in the thread's retained ring; 0 when none
 };
 
 static_assert(std::endian::native == std::endian::little,

@@ -128,13 +128,6 @@ void page_unfull(heap* h, page* pg) {
   page_settle(h, pg);
 }
 
-namespace {
-// Emptied pages a thread leaves in their queues, so that a batch freed and
-// allocated again reuses its blocks as they are; they go back to their
-// segments after the purge delay (or in collect, or at thread exit).
-constexpr std::size_t retained_limit = std::size_t{2} << 20;
-}  // namespace
-
 void page_emptied(heap* h, page* pg) {
   // Keep the page the fast path allocates from (a malloc/free loop with one
   // live block empties it on every free), or that would become it.
@@ -146,26 +139,19 @@ void page_emptied(heap* h, page* pg) {
   }
   thread_context* ctx = h->context;
   segment* seg = segment_of(pg);
-  std::size_t bytes = pg->slice_count * slice_size;
   long delay = options::get(STRATA_OPTION_PURGE_DELAY_MS);
-  if (seg->huge || delay == 0 || ctx->retained_bytes + bytes > retained_limit) {
+  if (!seg->huge && delay != 0 && retain_page(ctx, pg)) {
+    if (in_full) page_unfull(h, pg);
+    // A deadline already set is earlier than one set now: no need to read the clock.
+    if (delay > 0 && ctx->next_purge == 0) ctx->next_purge = clock_ms() + delay;
+  } else {
     bool may_release = !seg->huge && delay != 0;  // with no delay page_free released it already
     page_free(h, pg);
     // An empty segment waits in the shared cache, where the purge thread
     // gives it back after the delay even if this thread stops allocating.
     if (may_release) thread_release_if_empty(ctx, seg);
-    purger_start_if_needed();
-    return;
   }
-  if (in_full) page_unfull(h, pg);
-  ctx->retained_bytes += bytes;
-  // A deadline already set is earlier than one set now: no need to read the clock.
-  if (delay > 0 && ctx->next_purge == 0) ctx->next_purge = clock_ms() + delay;
-}
-
-void page_unretain(thread_context* ctx, page* pg) {
-  std::size_t bytes = pg->slice_count * slice_size;
-  ctx->retained_bytes -= bytes < ctx->retained_bytes ? bytes : ctx->retained_bytes;
+  purger_start_if_needed();  // retaining may have released older pages' segments
 }
 
 bool thread_free_empty_pages(thread_context* ctx, bool with_current) {
@@ -182,7 +168,7 @@ bool thread_free_empty_pages(thread_context* ctx, bool with_current) {
       }
     }
   }
-  ctx->retained_bytes = 0;
+  retained_clear(ctx);  // what is left of it is serving again
   return freed;
 }
 
@@ -194,6 +180,7 @@ void page_free(heap* h, page* pg) {
     huge_segment_release(seg);
     return;
   }
+  retained_forget(h->context, pg);
   std::size_t cls = pg->size_class;
   if (pg->owner.load(std::memory_order_relaxed) & page_in_full) {
     queue_remove(h->full, pg);

@@ -4,15 +4,18 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include "heap/segment.hpp"
 #include "os/os.hpp"
 #include "strata/strata.h"
 
+namespace heap = strata::heap;
 namespace os = strata::os;
 constexpr std::size_t MiB = std::size_t{1} << 20;
 
@@ -211,6 +214,24 @@ TEST(HeapMemory, SecondRoundReusesTheFirstRoundsMemory) {
     for (void* p : blocks) strata_free(p);
   }).join();
   EXPECT_LT(grown, 8 * MiB);
+}
+
+TEST(HeapMemory, KeptEmptyPagesLetTheOldestGoFirst) {
+  // A phase of 4 KiB blocks fills the thread's budget of kept empty pages. The
+  // next phase's emptied pages must be kept all the same (the older ones make
+  // room), so its next batch finds them in place instead of carving new ones.
+  std::thread([] {
+    std::vector<void*> earlier(2000);
+    for (void*& p : earlier) p = strata_malloc(4096);
+    for (void* p : earlier) strata_free(p);
+    std::vector<void*> later(1000);
+    for (void*& p : later) p = strata_malloc(256);
+    std::set<heap::page*> pages;
+    for (void* p : later) pages.insert(heap::segment_of(p)->page_of(p));
+    for (void* p : later) strata_free(p);
+    ASSERT_GT(pages.size(), 2u);
+    for (heap::page* pg : pages) EXPECT_NE(pg->owner.load(), 0u) << "a page given back";
+  }).join();
 }
 
 TEST(HeapMemory, HugeReallocKeepsItsBytesWhicheverOsCallFails) {
