@@ -37,4 +37,6 @@ def fact(value):
         return "pass" if value else "**FAIL**"
     if isinstance(value, (int, float)):
         return number(value)
+    if isinstance(value, tuple):  # a range over several processes
+        return f"{number(value[0])}–{number(value[1])}"
     return str(value)

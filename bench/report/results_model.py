@@ -47,7 +47,20 @@ class Measurement:
                 self.metrics[raw["label"]] = Metric(raw)
         for raw in record.get("distributions", []):
             self.distributions.setdefault(raw["label"], raw)
-        self.facts.update(record.get("facts", {}))
+        for key, value in record.get("facts", {}).items():
+            self.facts[key] = pooled_fact(self.facts[key], value) if key in self.facts else value
+
+
+def pooled_fact(seen, value):
+    """One fact over several processes: a check passes only if it passed in every one;
+    a number that differs between them becomes its (lowest, highest) range."""
+    if isinstance(value, bool):
+        return seen and value
+    if isinstance(value, (int, float)):
+        low, high = seen if isinstance(seen, tuple) else (seen, seen)
+        low, high = min(low, value), max(high, value)
+        return low if low == high else (low, high)
+    return seen
 
 
 class Results:

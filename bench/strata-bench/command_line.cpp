@@ -48,6 +48,11 @@ int measured_rounds(const bench_options& options) {
   return options.repetitions > 0 ? options.repetitions : (options.full ? 10 : 5);
 }
 
+int pass_count(const bench_options& options) {
+  int passes = options.passes > 0 ? options.passes : 5;
+  return passes < measured_rounds(options) ? passes : measured_rounds(options);
+}
+
 bool matches_any(const std::string& name, const std::vector<std::string>& patterns) {
   if (patterns.empty()) return true;
   for (const std::string& pattern : patterns) {
@@ -89,6 +94,8 @@ bool parse_command_line(int argc, char** argv, bench_options& options) {
       if (!parse_count("--warmups", value(), 0, options.warmups)) return false;
     } else if (flag == "--repetitions") {
       if (!parse_count("--repetitions", value(), 1, options.repetitions)) return false;
+    } else if (flag == "--passes") {
+      if (!parse_count("--passes", value(), 1, options.passes)) return false;
     } else if (flag == "--allocator-name") {
       options.allocator_name = value();
     } else if (flag == "--scenarios") {
@@ -105,8 +112,9 @@ void print_help() {
   std::printf(
       "usage: strata-bench [options]\n"
       "\n"
-      "Runs the scenarios of the five seed reports once per allocator, each allocator in its\n"
-      "own process (LD_PRELOAD), and writes DIR/results.json, DIR/REPORT.md and DIR/*.png.\n"
+      "Runs the scenarios of the five seed reports under each allocator, each allocator in its\n"
+      "own process (LD_PRELOAD), in passes that take turns between the allocators, and writes\n"
+      "DIR/results.json, DIR/REPORT.md and DIR/*.png.\n"
       "\n"
       "  --full              more samples, repetitions and thread counts (default: quick run)\n"
       "  --only GLOB[,GLOB]  only scenarios whose name matches (e.g. 'cell/*'); repeatable\n"
@@ -117,6 +125,7 @@ void print_help() {
       "  --readme FILE       put the headline table into FILE between the bench markers\n"
       "  --warmups N         warm-up rounds per scenario (quick: 1, full: 2)\n"
       "  --repetitions N     measured rounds per scenario (quick: 5, full: 10)\n"
+      "  --passes N          turns per allocator the rounds are split into (default: 5)\n"
       "  --strata-lib PATH   strata's malloc library (default: this build's libstrata-malloc.so)\n"
       "  --help              this text\n"
       "\n"

@@ -18,6 +18,7 @@ struct bench_options {
   std::string readme;          // README to update between the bench markers; empty: none
   int warmups = -1;            // -1: the mode's default
   int repetitions = -1;
+  int passes = -1;  // -1: the mode's default
   // Worker mode (internal): run the named scenarios in this process and print records.
   bool worker = false;
   std::string allocator_name;
@@ -32,6 +33,10 @@ int warmup_rounds(const bench_options& options);
 
 // Measured rounds per scenario: --repetitions, else 5 (quick) or 10 (--full).
 int measured_rounds(const bench_options& options);
+
+// Passes over the allocators, each taking its share of the measured rounds, so a
+// slow phase of the machine falls on every allocator alike: --passes, else up to 5.
+int pass_count(const bench_options& options);
 
 // Prints usage and the scenario list.
 void print_help();

@@ -72,15 +72,12 @@ bool selected_allocators(const bench_options& options, std::vector<allocator_ent
   return true;
 }
 
-// Worker arguments shared by every run: mode, counts and the allocator's name.
+// Worker arguments shared by every run: mode, warm-ups and the allocator's name.
 std::vector<std::string> worker_arguments(const bench_options& options, const std::string& name) {
   std::vector<std::string> arguments{"--worker", "--allocator-name", name};
   if (options.full) arguments.push_back("--full");
   if (options.warmups >= 0) {
     arguments.insert(arguments.end(), {"--warmups", std::to_string(options.warmups)});
-  }
-  if (options.repetitions > 0) {
-    arguments.insert(arguments.end(), {"--repetitions", std::to_string(options.repetitions)});
   }
   return arguments;
 }
@@ -101,11 +98,11 @@ void run_one_worker(const bench_options& options, allocator_run& run,
   }
 }
 
-// Measures one allocator: warm scenarios in one worker, each cold scenario in a fresh
-// worker per repetition.
-void measure_allocator(const bench_options& options, const std::vector<const scenario*>& scenarios,
-                       allocator_run& run, const std::string& label, progress_line& progress) {
-  run.status = "measured";
+// One pass of one allocator, `rounds` measured rounds: the warm scenarios in one
+// worker, each cold scenario in a fresh worker per round.
+void measure_pass(const bench_options& options, const std::vector<const scenario*>& scenarios,
+                  allocator_run& run, int rounds, const std::string& label,
+                  progress_line& progress) {
   std::string warm_names;
   for (const scenario* each : scenarios) {
     if (each->run == nullptr || each->fresh_process) continue;
@@ -114,13 +111,13 @@ void measure_allocator(const bench_options& options, const std::vector<const sce
   }
   if (!warm_names.empty()) {
     std::vector<std::string> arguments = worker_arguments(options, run.entry.name);
-    arguments.insert(arguments.end(), {"--scenarios", warm_names});
+    arguments.insert(arguments.end(),
+                     {"--scenarios", warm_names, "--repetitions", std::to_string(rounds)});
     run_one_worker(options, run, arguments, label, progress);
   }
-  const int repetitions = measured_rounds(options);
   for (const scenario* each : scenarios) {
     if (each->run == nullptr || !each->fresh_process) continue;
-    for (int repetition = 0; repetition < repetitions; ++repetition) {
+    for (int round = 0; round < rounds; ++round) {
       std::vector<std::string> arguments = worker_arguments(options, run.entry.name);
       arguments.insert(arguments.end(), {"--scenarios", std::string(each->name), "--warmups", "0",
                                          "--repetitions", "1"});
@@ -236,21 +233,29 @@ int run_driver(const bench_options& options, int argc, char** argv) {
   const double start = monotonic_ns();
   progress_line progress;
   std::vector<allocator_run> runs;
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    allocator_run run{entries[i], "", "", {}};
-    const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(entries.size()) +
-                              " " + run.entry.name + "]";
+  for (const allocator_entry& entry : entries) {
+    allocator_run run{entry, "measured", "", {}};
     if (!allocator_available(run.entry)) {
       run.status = run.entry.name == "strata" ? "pending" : "skipped";
       run.detail = run.entry.name == "strata"
                        ? "override library not built (" + run.entry.library + ")"
                        : "not installed: " + run.entry.library + " (Debian package " +
                              run.entry.package + ")";
-      progress.show(label + " " + run.status + ": " + run.detail);
-    } else {
-      measure_allocator(options, scenarios, run, label, progress);
+      progress.show("[" + run.entry.name + "] " + run.status + ": " + run.detail);
     }
     runs.push_back(std::move(run));
+  }
+  // The allocators take turns, pass after pass, each pass with its share of the rounds.
+  const int passes = pass_count(options);
+  for (int pass = 0; pass < passes; ++pass) {
+    const int rounds =
+        measured_rounds(options) / passes + (pass < measured_rounds(options) % passes);
+    for (allocator_run& run : runs) {
+      if (run.status == "pending" || run.status == "skipped") continue;
+      const std::string label = "[pass " + std::to_string(pass + 1) + "/" + std::to_string(passes) +
+                                " " + run.entry.name + "]";
+      measure_pass(options, scenarios, run, rounds, label, progress);
+    }
   }
   progress.finish();
   const double seconds = (monotonic_ns() - start) / 1e9;

@@ -9,6 +9,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 RENDERER = os.path.join(HERE, "..", "..", "bench", "report", "render.py")
 FIXTURE = os.path.join(HERE, "fixtures", "results.json")
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench", "report"))
+from results_model import pooled_fact  # noqa: E402
 README_TEMPLATE = "# project\n\n<!-- bench:begin -->\nold table\n<!-- bench:end -->\n\nafter\n"
 
 
@@ -18,7 +20,18 @@ def check(condition, message):
         sys.exit(1)
 
 
+def check_pooled_facts():
+    # Facts of several processes (passes, cold starts): a check fails if any failed,
+    # a number that varied shows its range.
+    check(pooled_fact(True, False) is False and pooled_fact(False, True) is False, "bool pooling")
+    check(pooled_fact(True, True) is True, "bool pooling")
+    check(pooled_fact(4000.0, 4000.0) == 4000.0, "equal numbers")
+    check(pooled_fact(pooled_fact(4000.0, 3998.0), 4001.0) == (3998.0, 4001.0), "number range")
+    check(pooled_fact("first", "second") == "first", "text keeps the first")
+
+
 def main():
+    check_pooled_facts()
     with tempfile.TemporaryDirectory() as out:
         readme = os.path.join(out, "README.md")
         with open(readme, "w", encoding="utf-8") as file:
