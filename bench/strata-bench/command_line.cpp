@@ -49,7 +49,7 @@ int measured_rounds(const bench_options& options) {
 }
 
 int pass_count(const bench_options& options) {
-  int passes = options.passes > 0 ? options.passes : 5;
+  int passes = options.passes > 0 ? options.passes : 2;
   return passes < measured_rounds(options) ? passes : measured_rounds(options);
 }
 
@@ -125,7 +125,7 @@ void print_help() {
       "  --readme FILE       put the headline table into FILE between the bench markers\n"
       "  --warmups N         warm-up rounds per scenario (quick: 1, full: 2)\n"
       "  --repetitions N     measured rounds per scenario (quick: 5, full: 10)\n"
-      "  --passes N          turns per allocator the rounds are split into (default: 5)\n"
+      "  --passes N          turns per allocator the rounds are split into (default: 2)\n"
       "  --strata-lib PATH   strata's malloc library (default: this build's libstrata-malloc.so)\n"
       "  --help              this text\n"
       "\n"

@@ -35,7 +35,8 @@ int warmup_rounds(const bench_options& options);
 int measured_rounds(const bench_options& options);
 
 // Passes over the allocators, each taking its share of the measured rounds, so a
-// slow phase of the machine falls on every allocator alike: --passes, else up to 5.
+// slow phase of the machine falls on every allocator alike: --passes, else up to 2
+// (each process then still measures several rounds after its warm-ups).
 int pass_count(const bench_options& options);
 
 // Prints usage and the scenario list.
