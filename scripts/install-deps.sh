@@ -11,7 +11,9 @@ bench_pkgs=(libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libtbb-dev p
 want=("${build_pkgs[@]}")
 case "${1:-build}" in
   build) ;;
-  test) want+=("${test_pkgs[@]}") ;;
+  # The test run builds the benchmarks too (their micro-benchmarks include mimalloc.h)
+  # and smoke-tests strata-bench against the competitors.
+  test) want+=("${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
   bench) want+=("${bench_pkgs[@]}") ;;
   *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
 esac
