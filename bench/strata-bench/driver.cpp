@@ -98,29 +98,22 @@ void run_one_worker(const bench_options& options, allocator_run& run,
   }
 }
 
-// One pass of one allocator, `rounds` measured rounds: the warm scenarios in one
-// worker, each cold scenario in a fresh worker per round.
+// One pass of one allocator, `rounds` measured rounds: each warm scenario in a
+// worker of its own, so that what one scenario leaves behind (memory faulted in
+// or never touched, scattered free lists) does not land on the next; each cold
+// scenario in a fresh worker per round.
 void measure_pass(const bench_options& options, const std::vector<const scenario*>& scenarios,
                   allocator_run& run, int rounds, const std::string& label,
                   progress_line& progress) {
-  std::string warm_names;
   for (const scenario* each : scenarios) {
-    if (each->run == nullptr || each->fresh_process) continue;
-    if (!warm_names.empty()) warm_names += ',';
-    warm_names += each->name;
-  }
-  if (!warm_names.empty()) {
-    std::vector<std::string> arguments = worker_arguments(options, run.entry.name);
-    arguments.insert(arguments.end(),
-                     {"--scenarios", warm_names, "--repetitions", std::to_string(rounds)});
-    run_one_worker(options, run, arguments, label, progress);
-  }
-  for (const scenario* each : scenarios) {
-    if (each->run == nullptr || !each->fresh_process) continue;
-    for (int round = 0; round < rounds; ++round) {
+    if (each->run == nullptr) continue;
+    const int workers = each->fresh_process ? rounds : 1;
+    const int rounds_each = each->fresh_process ? 1 : rounds;
+    for (int worker = 0; worker < workers; ++worker) {
       std::vector<std::string> arguments = worker_arguments(options, run.entry.name);
-      arguments.insert(arguments.end(), {"--scenarios", std::string(each->name), "--warmups", "0",
-                                         "--repetitions", "1"});
+      arguments.insert(arguments.end(), {"--scenarios", std::string(each->name), "--repetitions",
+                                         std::to_string(rounds_each)});
+      if (each->fresh_process) arguments.insert(arguments.end(), {"--warmups", "0"});
       run_one_worker(options, run, arguments, label, progress);
     }
   }
