@@ -206,18 +206,24 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
   std::size_t total = (offset + size + os_page - 1) & ~(os_page - 1);
   segment* seg = nullptr;
   {
-    // Reuse a cached huge segment that fits without wasting more than a quarter.
+    // Reuse the smallest cached huge segment that fits, if it wastes at most a
+    // quarter: a program that frees its blocks and asks for the same sizes again
+    // gets each one back, memory already touched, where first fit would hand a
+    // small request a large segment and leave the next large request none.
     std::lock_guard<std::mutex> guard(cache.lock);
+    segment** best = nullptr;
     for (segment** link = &cache.huge; *link != nullptr; link = &(*link)->next) {
       segment* s = *link;
-      if (s->size >= total && s->size - total <= total / 4) {
-        *link = s->next;
-        cache.huge_count--;
-        cache.huge_bytes -= s->size;
-        global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
-        seg = s;
-        break;
-      }
+      if (s->size >= total && s->size - total <= total / 4 &&
+          (best == nullptr || s->size < (*best)->size))
+        best = link;
+    }
+    if (best != nullptr) {
+      seg = *best;
+      *best = seg->next;
+      cache.huge_count--;
+      cache.huge_bytes -= seg->size;
+      global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
     }
   }
   if (seg == nullptr) {

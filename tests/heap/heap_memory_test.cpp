@@ -171,6 +171,19 @@ TEST(HeapMemory, HugeCacheMakesRoomForTheLatestBlock) {
   EXPECT_LE(after.os_calls - before.os_calls, 4u);
 }
 
+TEST(HeapMemory, HugeBlocksOfARepeatedPhaseGetTheirOwnSegmentsBack) {
+  // Sizes within a quarter of each other, so each could take another's segment.
+  const std::size_t sizes[] = {61 * MiB + 12345, 57 * MiB + 12345, 59 * MiB + 12345};
+  void* first[3];
+  for (int i = 0; i < 3; ++i) first[i] = strata_malloc(sizes[i]);
+  for (void* p : first) strata_free(p);
+  for (int i = 0; i < 3; ++i) {
+    void* again = strata_malloc(sizes[i]);
+    EXPECT_EQ(again, first[i]) << "block " << i << ": a segment the program touched already";
+    strata_free(again);
+  }
+}
+
 TEST(HeapMemory, EmptyPagesServeBeforeTheHeapGrows) {
   // Blocks of four large classes, freed: their pages stay behind, empty. A
   // block of yet another class must reuse their memory, not fault in more.
