@@ -91,11 +91,13 @@ page* page_alloc(heap* h, std::size_t cls) {
   bool released = false;
   for (;;) {
     if (page* pg = claim(true)) return pg;
-    // Before slices that fault memory in, give back the empty pages this thread
-    // keeps (current ones too): their slices may serve, and RSS stays down.
+    // Before slices that fault memory in, give back the current pages left
+    // empty: their slices may serve, and RSS stays down. Retained pages stay,
+    // within their budget: a program that alternates between a few classes
+    // then keeps its pages instead of each phase re-carving the last one's.
     if (!released) {
       released = true;
-      if (thread_free_empty_pages(ctx, true)) continue;
+      if (thread_free_empty_current_pages(ctx)) continue;
     }
     if (thread_acquire_dirty_segment(ctx) != nullptr) continue;
     if (page* pg = claim(false)) return pg;

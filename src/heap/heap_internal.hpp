@@ -27,9 +27,12 @@ void page_emptied(heap* h, page* pg);
 // or goes to the full list: the free fast path fills an empty hot slot without
 // checking whether the page became empty, which only the current page may skip.
 void page_settle(heap* h, page* pg);
-// Give the thread's emptied pages (retained ones; with_current, also current
-// pages left empty) back to their segments; true when there was any.
-bool thread_free_empty_pages(thread_context* ctx, bool with_current);
+// Give the thread's retained pages (emptied ones other than the current pages)
+// back to their segments.
+void thread_free_retained_pages(thread_context* ctx);
+// Give back the current pages left empty that are not retained (their memory
+// is outside the retained budget); true when there was any.
+bool thread_free_empty_current_pages(thread_context* ctx);
 // Give a page's slices (or a huge page's segment) back.
 void page_free(heap* h, page* pg);
 // Pages of `h` other threads freed into while they were full: requeue them.

@@ -154,21 +154,30 @@ void page_emptied(heap* h, page* pg) {
   purger_start_if_needed();  // retaining may have released older pages' segments
 }
 
-bool thread_free_empty_pages(thread_context* ctx, bool with_current) {
-  bool freed = false;
+void thread_free_retained_pages(thread_context* ctx) {
   for (heap* h = &ctx->main_heap; h != nullptr; h = h->next_in_thread) {
     for (std::size_t cls = 0; cls < class_count; ++cls) {
       for (page* pg = h->queues[cls].first; pg != nullptr;) {
         page* next = pg->next;
-        if (page_live(pg) == 0 && (with_current || h->current[cls] != pg)) {
-          page_free(h, pg);
-          freed = true;
-        }
+        if (page_live(pg) == 0 && h->current[cls] != pg) page_free(h, pg);
         pg = next;
       }
     }
   }
   retained_clear(ctx);  // what is left of it is serving again
+}
+
+bool thread_free_empty_current_pages(thread_context* ctx) {
+  bool freed = false;
+  for (heap* h = &ctx->main_heap; h != nullptr; h = h->next_in_thread) {
+    for (std::size_t cls = 0; cls < class_count; ++cls) {
+      page* pg = h->current[cls];
+      if (pg != &empty_page && pg->retained_slot == 0 && page_live(pg) == 0) {
+        page_free(h, pg);
+        freed = true;
+      }
+    }
+  }
   return freed;
 }
 

@@ -40,6 +40,24 @@ void release_oldest(thread_context* ctx) {
   thread_release_if_empty(ctx, seg);
 }
 
+// Close the gaps that pages taken back left, keeping the order: a page
+// retained again leaves a null behind, and a full ring of such nulls must not
+// push out the pages still waiting (a phase that empties the same few pages
+// over and over would otherwise evict another class's pages every time).
+void close_gaps(retained_ring& ring) {
+  std::uint32_t kept = 0;
+  for (std::uint32_t i = 0; i < ring.count; ++i) {
+    page* pg = ring.pages[(ring.oldest + i) % retained_slots];
+    if (pg == nullptr) continue;
+    std::uint32_t slot = (ring.oldest + kept++) % retained_slots;
+    ring.pages[slot] = pg;
+    pg->retained_slot = slot + 1;
+  }
+  for (std::uint32_t i = kept; i < ring.count; ++i)
+    ring.pages[(ring.oldest + i) % retained_slots] = nullptr;
+  ring.count = kept;
+}
+
 }  // namespace
 
 bool retain_page(thread_context* ctx, page* pg) {
@@ -47,6 +65,7 @@ bool retain_page(thread_context* ctx, page* pg) {
   if (bytes > retained_limit) return false;
   retained_forget(ctx, pg);
   retained_ring& ring = ctx->retained;
+  if (ring.count == retained_slots) close_gaps(ring);
   while (ring.count == retained_slots || ring.bytes + bytes > retained_limit) release_oldest(ctx);
   std::uint32_t slot = (ring.oldest + ring.count) % retained_slots;
   ring.pages[slot] = pg;
