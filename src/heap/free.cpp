@@ -41,20 +41,31 @@ std::size_t batch_slot(const page* pg) {
   return (x ^ (x >> 4) ^ (x >> 9)) % remote_batch_slots;
 }
 
+void count_remote_free(heap* me, const page* pg) {
+  me->counters.frees[pg->size_class].add(1);
+  me->counters.cross_thread_frees.add(1);
+}
+
 // Free a block of a page owned by another thread (or by none).
 void remote_free(page* pg, block* b) {
+  bool huge = pg->size_class == class_count;
+  if (huge) {
+    if (thread_free_blocks(pg->thread_free.load(std::memory_order_relaxed)) != nullptr)
+      report_double_free(pg, b);  // posted already, not yet collected by its owner
+  } else {
+    // Tagged free already: waiting in a batch, in thread_free or on the owner's list.
+    std::uintptr_t tag = page_has_map(pg) ? remote_map_tag_of(pg) : free_tag_of(pg);
+    if (b->free_tag == tag) report_double_free(pg, b);
+    b->free_tag = tag;
+  }
   heap* me = default_heap();
-  if (me == nullptr) {  // this thread cannot get a heap: post at once
+  if (me == nullptr || huge) {  // no heap to batch in, or a huge block worth giving back now
+    if (me != nullptr) count_remote_free(me, pg);
     b->next = nullptr;
     post_blocks(pg, b, b);
     return;
   }
-  me->counters.frees[pg->size_class].add(1);
-  me->counters.cross_thread_frees.add(1);
-  if (pg->size_class == class_count) {  // a huge block is worth giving back now
-    post_blocks(pg, b, b);
-    return;
-  }
+  count_remote_free(me, pg);
   thread_context* ctx = me->context;
   remote_batch& batch = ctx->batches[batch_slot(pg)];
   if (batch.destination != pg) {
@@ -79,26 +90,63 @@ void free_foreign(void* p) noexcept {
   if (p != nullptr) foreign_handler(p);
 }
 
+namespace {
+
+// The block of `pg` that freeing `p` gives back: `p` itself, or on a page that
+// serves aligned requests the block an aligned pointer was placed in. Reports
+// a pointer no block of the page was handed out as: into the segment header or
+// an unused slice, past the blocks carved so far, or inside a block.
+block* block_to_free(segment* seg, page* pg, void* p, std::uintptr_t word) {
+  if (pg->slice_count == 0) {
+    if (seg->huge && p == pg->area) report_double_free(pg, p);  // its segment waits in the cache
+    report_invalid_free(pg, p);
+  }
+  if (seg->huge) {
+    if (p != pg->area) report_invalid_free(pg, p);
+    return static_cast<block*>(p);
+  }
+  auto* bytes = static_cast<std::uint8_t*>(p);
+  if (bytes < pg->area || bytes >= pg->area + std::size_t{pg->capacity} * pg->block_size)
+    report_invalid_free(pg, p);
+  block* b = block_containing(pg, p);
+  if (b == p) return b;
+  // An aligned pointer is the first multiple of its alignment in its block, so
+  // it lies less than its own lowest set bit past the block start.
+  auto address = reinterpret_cast<std::uintptr_t>(p);
+  if ((word & page_has_aligned) == 0 ||
+      address - reinterpret_cast<std::uintptr_t>(b) >= (address & -address))
+    report_invalid_free(pg, p);
+  return b;
+}
+
+// Free huge block `p` of this thread: its segment goes to the cache.
+void free_huge_owned(heap* h, page* pg) {
+  pg->counts = 0;
+  h->counters.frees[class_count].add(1);
+  page_free(h, pg);
+  purger_start_if_needed();
+}
+
+}  // namespace
+
 void free_slow(segment* seg, page* pg, void* p) noexcept {
   std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
-  auto* b = (word & page_has_aligned) != 0 ? block_containing(pg, p) : static_cast<block*>(p);
+  block* b = block_to_free(seg, pg, p, word);
   std::uintptr_t owner = word & ~page_flag_mask;
   if (owner == os::thread_id()) {
     heap* h = pg->owner_heap.load(std::memory_order_relaxed);
-    if (page_live(pg) == 0) heap_corruption("double free", p);
+    if (page_live(pg) == 0) report_double_free(pg, p);
+    if (seg->huge) return free_huge_owned(h, pg);
     if (page_has_map(pg)) {
-      page_give(pg, b);
+      std::uint64_t bit = map_bit(pg, b);
+      if ((pg->free_map & bit) != 0 || pg->free == b) report_double_free(pg, p);
+      page_give(pg, b, bit);
     } else {
+      if (b->free_tag == free_tag_of(pg)) report_double_free(pg, p);
       b->next = pg->free;
+      b->free_tag = free_tag_of(pg);
       pg->free = b;
-      pg->counts += owner_free_step;
-    }
-    // A normal page's stats fold counts this free.
-    if (seg->huge) h->counters.frees[class_count].add(1);
-    if (page_used(pg) == 0 && seg->huge) {
-      page_free(h, pg);
-      purger_start_if_needed();
-      return;
+      pg->counts += owner_free_step;  // the page's stats fold counts this free
     }
     // A page left empty goes straight from the full list to page_emptied, which
     // frees or retains it: no requeueing first.
@@ -118,13 +166,25 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
   remote_free(pg, b);
 }
 
-void report_double_free(const void* p) noexcept {
-  heap_corruption("double free", p);
+void report_double_free(const page* pg, const void* p) noexcept {
+  heap_corruption_at("double free", pg, p);
+}
+
+void report_invalid_free(const page* pg, const void* p) noexcept {
+  heap_corruption_at("free of a pointer strata did not hand out (interior or stray)", pg, p);
+}
+
+void free_double(const page* pg, const void* p) noexcept {
+  report_double_free(pg, p);
+}
+
+void free_invalid(const page* pg, const void* p) noexcept {
+  report_invalid_free(pg, p);
 }
 
 void page_emptied_by_owner(page* pg) noexcept {
   if (page_used(pg) > pg->reserved || page_live(pg) > pg->reserved)
-    heap_corruption("double free", pg->free);
+    heap_corruption_at("double free", pg, pg->free);
   if (page_live(pg) == 0) page_emptied(pg->owner_heap.load(std::memory_order_relaxed), pg);
 }
 
@@ -146,6 +206,29 @@ void remote_flush_all(thread_context* ctx) {
 void heap_corruption(const char* what, const void* p) {
   char line[160];
   int n = std::snprintf(line, sizeof(line), "strata: heap corruption: %s (pointer %p)\n", what, p);
+  if (n > 0) {
+    ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<std::size_t>(n));
+    (void)ignored;
+  }
+  std::abort();
+}
+
+void heap_corruption_at(const char* what, const page* pg, const void* p) {
+  char line[256];
+  int n;
+  if (pg->slice_count != 0 && pg->size_class < class_count)
+    n = std::snprintf(
+        line, sizeof(line),
+        "strata: heap corruption: %s (pointer %p, in a page of %zu-byte blocks at %p)\n", what, p,
+        pg->block_size, static_cast<const void*>(pg->area));
+  else if (pg->slice_count != 0)
+    n = std::snprintf(line, sizeof(line),
+                      "strata: heap corruption: %s (pointer %p, huge block of %zu bytes at %p)\n",
+                      what, p, pg->block_size, static_cast<const void*>(pg->area));
+  else
+    n = std::snprintf(line, sizeof(line),
+                      "strata: heap corruption: %s (pointer %p, not inside a live page)\n", what,
+                      p);
   if (n > 0) {
     ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<std::size_t>(n));
     (void)ignored;

@@ -35,10 +35,12 @@ void page_extend(page* pg) {
   std::size_t most = extend_bytes / pg->block_size;
   if (n > most) n = static_cast<std::uint32_t>(most);
   std::uint8_t* first = pg->area + pg->capacity * pg->block_size;
-  for (std::uint32_t i = 0; i + 1 < n; ++i)
-    reinterpret_cast<block*>(first + i * pg->block_size)->next =
-        reinterpret_cast<block*>(first + (i + 1) * pg->block_size);
-  reinterpret_cast<block*>(first + (n - 1) * pg->block_size)->next = pg->free;
+  // Carved blocks carry the free mark too: freeing one never handed out is caught.
+  for (std::uint32_t i = 0; i < n; ++i) {
+    auto* b = reinterpret_cast<block*>(first + i * pg->block_size);
+    b->next = i + 1 < n ? reinterpret_cast<block*>(first + (i + 1) * pg->block_size) : pg->free;
+    b->free_tag = free_tag_of(pg);
+  }
   pg->free = reinterpret_cast<block*>(first);
   pg->capacity += n;
 }

@@ -112,7 +112,13 @@ void free_slow(segment* seg, page* pg, void* p) noexcept;
 void page_emptied_by_owner(page* pg) noexcept;
 // Store `counts`, whose owner-free count carried out of its 32 bits, and go on with the free.
 void page_owner_frees_wrapped(page* pg, std::uint64_t counts) noexcept;
-[[noreturn]] void report_double_free(const void* p) noexcept;
+[[noreturn]] void report_double_free(const page* pg, const void* p) noexcept;
+// `p` is not the start of a block of `pg` that strata handed out.
+[[noreturn]] void report_invalid_free(const page* pg, const void* p) noexcept;
+// The same two reports for free's fast path, which reaches them by a jump: declared
+// as returning, they need no stack frame there (a call to a noreturn one does).
+void free_double(const page* pg, const void* p) noexcept;
+void free_invalid(const page* pg, const void* p) noexcept;
 void free_foreign(void* p) noexcept;
 heap* thread_heap_init() noexcept;
 
@@ -123,7 +129,8 @@ inline void* page_pop(page* pg) noexcept {
   block* b = pg->free;
   if (STRATA_LIKELY(b != nullptr)) {
     pg->free = b->next;
-    pg->counts++;  // the whole word, as free writes it: no partial store to forward
+    b->free_tag = 0;  // handed out: a later free of it is not a double free
+    pg->counts++;     // the whole word, as free writes it: no partial store to forward
   }
   return b;
 }
@@ -153,15 +160,15 @@ inline void* page_take(page* pg) noexcept {
   return b;
 }
 
-// Return a block to a map page: into the hot slot when empty (`used` keeps
-// counting it; returns true), else its bit with `used` one less. Reports a double free.
-inline bool page_give(page* pg, void* p) noexcept {
+// Return the block of map page `pg` whose bit is `bit` (see map_block_bit):
+// into the hot slot when empty (`used` keeps counting it; returns true), else
+// its bit with `used` one less. The caller has checked that the block is not
+// free already (in the hot slot or the map).
+inline bool page_give(page* pg, void* p, std::uint64_t bit) noexcept {
   if (STRATA_LIKELY(pg->free == nullptr)) {
     pg->free = static_cast<block*>(p);
     return true;
   }
-  std::uint64_t bit = map_bit(pg, p);
-  if (STRATA_UNLIKELY((pg->free_map & bit) != 0 || pg->free == p)) report_double_free(p);
   pg->free_map |= bit;
   pg->counts--;
   return false;
@@ -209,7 +216,11 @@ inline void heap_free(void* p) noexcept {
   std::uintptr_t flags = pg->owner.load(std::memory_order_relaxed) ^ os::thread_id();
   if (STRATA_LIKELY(flags == 0)) {
     auto* b = static_cast<block*>(p);
+    // A block start of the page, and not free already (its tag is the free mark).
+    if (STRATA_UNLIKELY(!list_block_start(pg, p))) return free_invalid(pg, p);
+    if (STRATA_UNLIKELY(b->free_tag == free_tag_of(pg))) return free_double(pg, p);
     b->next = pg->free;
+    b->free_tag = free_tag_of(pg);
     pg->free = b;
     // One add lowers `used` and counts the free; its carry out, once in 2^32
     // frees between two folds, is counted in the slow path.
@@ -223,10 +234,19 @@ inline void heap_free(void* p) noexcept {
     return;
   }
   if (STRATA_LIKELY(flags == page_is_map)) {
+    std::uint64_t bit = map_block_bit(pg, p);
+    if (STRATA_UNLIKELY(bit == 0)) return free_invalid(pg, p);
+    // Free already: its bit is set, or it is the hot block (only with the slot taken).
+    if (STRATA_UNLIKELY((pg->free_map & bit) != 0)) return free_double(pg, p);
+    if (STRATA_LIKELY(pg->free == nullptr)) {
+      pg->free = static_cast<block*>(p);
+      return;
+    }
+    if (STRATA_UNLIKELY(pg->free == p)) return free_double(pg, p);
     // Into the hot slot only on the current page, which is kept even when empty.
     // Otherwise: left with just the hot block (1 - 2 wraps), or a double free.
-    if (!page_give(pg, p) && STRATA_UNLIKELY(page_used(pg) - 2 >= pg->reserved))
-      page_emptied_by_owner(pg);
+    page_give(pg, p, bit);
+    if (STRATA_UNLIKELY(page_used(pg) - 2 >= pg->reserved)) page_emptied_by_owner(pg);
     return;
   }
   free_slow(seg, pg, p);

@@ -76,5 +76,7 @@ void thread_purge_segment(thread_context* ctx, segment* seg);
 void thread_release_if_empty(thread_context* ctx, segment* seg);
 // Report detected heap corruption (one line) and abort.
 [[noreturn]] void heap_corruption(const char* what, const void* p);
+// The same, naming the page the pointer falls in.
+[[noreturn]] void heap_corruption_at(const char* what, const page* pg, const void* p);
 
 }  // namespace strata::heap

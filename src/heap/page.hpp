@@ -25,10 +25,28 @@ namespace strata::heap {
 
 struct heap;
 struct segment;
+struct page;
 
+// A free block: the link, then a tag saying "free in page X". A list page's
+// free writes the tag and malloc clears it, so a second free of the same
+// block finds it; the page's descriptor address is a value no program holds.
 struct block {
   block* next;
+  std::uintptr_t free_tag;
 };
+
+// The tag a free block of list page `pg` carries (see block).
+inline std::uintptr_t free_tag_of(const page* pg) {
+  return reinterpret_cast<std::uintptr_t>(pg);
+}
+
+// The tag a block of map page `pg` carries while it waits, freed by another
+// thread, for its owner to collect it (which clears it). Map blocks are never
+// written when carved, so one may still hold a list page's tag from the slices'
+// earlier life: the low bit tells the two apart.
+inline std::uintptr_t remote_map_tag_of(const page* pg) {
+  return reinterpret_cast<std::uintptr_t>(pg) | 1;
+}
 
 // Flag bits kept in the low bits of page::owner (thread ids are 16-byte aligned).
 inline constexpr std::uintptr_t page_in_full = 1;      // on the heap's full list
@@ -118,6 +136,25 @@ inline bool page_has_map(const page* pg) {
 inline std::uint64_t map_bit(const page* pg, const void* p) {
   auto offset = static_cast<std::uint64_t>(static_cast<const std::uint8_t*>(p) - pg->area);
   return std::uint64_t{1} << ((offset * pg->block_inverse) >> 32);
+}
+
+// Whether `p` starts a block of list page `pg`. A list page is one 64 KiB
+// slice whose blocks start at its first byte, so the offset is p's low 16 bits,
+// and with block_inverse = ceil(2^32 / size) an offset below 2^16 is a multiple
+// of a size below 2^16 exactly when offset * block_inverse, mod 2^32, is below
+// block_inverse (Lemire, Kaser and Kurz, "Faster remainder by direct computation").
+inline bool list_block_start(const page* pg, const void* p) {
+  auto offset = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) & 0xffff);
+  return offset * pg->block_inverse < pg->block_inverse;
+}
+
+// The bit of the map page block starting at `p`, or 0 when `p` is not the
+// start of one of the page's blocks (an interior or stray pointer).
+inline std::uint64_t map_block_bit(const page* pg, const void* p) {
+  auto offset = static_cast<std::uint64_t>(static_cast<const std::uint8_t*>(p) - pg->area);
+  std::uint64_t index = (offset * pg->block_inverse) >> 32;
+  if (index >= pg->reserved || index * pg->block_size != offset) return 0;
+  return std::uint64_t{1} << index;
 }
 
 // Blocks the program holds: `used` less a map page's hot block.

@@ -73,7 +73,13 @@ std::uint32_t page_collect(page* pg) {
   block* list = thread_free_blocks(word);
   std::uint32_t n = 0;
   if (page_has_map(pg)) {
-    for (block* b = list; b != nullptr; b = b->next, ++n) pg->free_map |= map_bit(pg, b);
+    for (block* b = list; b != nullptr; b = b->next, ++n) {
+      // Freed by another thread while free here too (in the map or the hot slot).
+      std::uint64_t bit = map_bit(pg, b);
+      if ((pg->free_map & bit) != 0 || pg->free == b) heap_corruption_at("double free", pg, b);
+      pg->free_map |= bit;
+      b->free_tag = 0;  // map blocks are handed out as they are: no stale free mark
+    }
   } else {
     block* tail = list;
     for (n = 1; tail->next != nullptr; tail = tail->next) ++n;

@@ -268,6 +268,9 @@ void unmap_huge(segment* seg) {
 
 void huge_segment_release(segment* seg) {
   global_stats::huge_in_use.fetch_sub(seg->pages[0].block_size, std::memory_order_relaxed);
+  // No longer a page: a second free of the block is told from a first.
+  seg->pages[0].slice_count = 0;
+  seg->pages[0].owner.store(0, std::memory_order_relaxed);
   std::int64_t deadline = purge_deadline();
   if (deadline < 0) huge_purge(seg);
   segment* evicted = nullptr;
@@ -328,6 +331,8 @@ void segment_free_slices(segment* seg, std::size_t first, std::size_t count) {
   slice_bitmap::assign(seg->free_slices, first, count, true);
   slice_bitmap::assign(seg->dirty_slices, first, count, true);
   seg->pages[first].slice_count = 0;
+  // A pointer into these slices now leads to the header's descriptor, no page's.
+  for (std::size_t s = first; s < first + count; ++s) seg->slice_head[s] = 0;
   seg->pages_in_use--;
   global_stats::pages.fetch_sub(1, std::memory_order_relaxed);
 }

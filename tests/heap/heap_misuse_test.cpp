@@ -1,0 +1,261 @@
+// Misuse the heap must catch in its default mode: every double free and every
+// free of a pointer it did not hand out (interior, stray, into metadata or an
+// unused slice), on the owning thread or another, for small, medium and huge
+// blocks. Each prints one "strata: heap corruption: ..." line and aborts.
+#include <cstdint>
+#include <cstring>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "heap/segment.hpp"
+#include "strata/strata.h"
+
+namespace {
+
+constexpr const char* double_free = "strata: heap corruption: double free";
+constexpr const char* not_handed_out = "strata: heap corruption: free of a pointer strata did not";
+
+char* at(void* p, std::ptrdiff_t offset) {
+  return static_cast<char*>(p) + offset;
+}
+
+// Free `p` from a thread of its own (a cross-thread free).
+void free_elsewhere(void* p) {
+  std::thread([p] { strata_free(p); }).join();
+}
+
+class HeapMisuse : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+TEST_F(HeapMisuse, SmallDoubleFreeOnAPageWithLiveBlocks) {
+  EXPECT_DEATH(
+      {
+        void* keep = strata_malloc(32);
+        void* a = strata_malloc(32);
+        void* b = strata_malloc(32);
+        strata_free(a);
+        strata_free(b);
+        strata_free(a);
+        strata_free(keep);
+      },
+      double_free);
+}
+
+TEST_F(HeapMisuse, SmallDoubleFreeAtOnce) {
+  EXPECT_DEATH(
+      {
+        void* a = strata_malloc(48);
+        strata_free(a);
+        strata_free(a);
+      },
+      double_free);
+}
+
+TEST_F(HeapMisuse, SmallDoubleFreeByAnotherThread) {
+  EXPECT_DEATH(
+      {
+        void* keep = strata_malloc(64);
+        void* a = strata_malloc(64);
+        std::thread([a] {
+          strata_free(a);
+          strata_free(a);
+        }).join();
+        strata_free(keep);
+      },
+      double_free);
+}
+
+TEST_F(HeapMisuse, SmallFreedByOwnerThenByAnotherThread) {
+  EXPECT_DEATH(
+      {
+        void* keep = strata_malloc(64);
+        void* a = strata_malloc(64);
+        strata_free(a);
+        free_elsewhere(a);
+        strata_free(keep);
+      },
+      double_free);
+}
+
+TEST_F(HeapMisuse, SmallFreedByAnotherThreadThenByOwner) {
+  EXPECT_DEATH(
+      {
+        void* keep = strata_malloc(64);
+        void* a = strata_malloc(64);
+        free_elsewhere(a);
+        strata_collect(0);
+        strata_free(a);
+        strata_free(keep);
+      },
+      double_free);
+}
+
+TEST_F(HeapMisuse, BlockCarvedButNeverHandedOut) {
+  EXPECT_DEATH(
+      {
+        void* a = strata_malloc(32);
+        strata_free(at(a, 32 * 40));
+      },
+      "strata: heap corruption");
+}
+
+TEST_F(HeapMisuse, InteriorPointersOfSmallBlocks) {
+  EXPECT_DEATH(strata_free(at(strata_malloc(32), 8)), not_handed_out);
+  EXPECT_DEATH(strata_free(at(strata_malloc(32), 16)), not_handed_out);
+  EXPECT_DEATH(strata_free(at(strata_malloc(400), 160)), not_handed_out);
+}
+
+TEST_F(HeapMisuse, InteriorPointerOfAMediumBlock) {
+  EXPECT_DEATH(strata_free(at(strata_malloc(5000), 16)), not_handed_out);
+  EXPECT_DEATH(strata_free(at(strata_malloc(5000), 1024)), not_handed_out);
+  EXPECT_DEATH(strata_free(at(strata_malloc(70000), 4096)), not_handed_out);
+}
+
+TEST_F(HeapMisuse, InteriorPointerOfAHugeBlock) {
+  EXPECT_DEATH(strata_free(at(strata_malloc(16 << 20), 4096)), not_handed_out);
+}
+
+TEST_F(HeapMisuse, InteriorPointerFreedByAnotherThread) {
+  EXPECT_DEATH(free_elsewhere(at(strata_malloc(32), 16)), not_handed_out);
+  EXPECT_DEATH(free_elsewhere(at(strata_malloc(5000), 16)), not_handed_out);
+}
+
+TEST_F(HeapMisuse, PointerIntoASegmentHeader) {
+  EXPECT_DEATH(
+      {
+        void* p = strata_malloc(32);
+        strata_free(at(strata::heap::segment_of(p), 4096));
+      },
+      not_handed_out);
+}
+
+TEST_F(HeapMisuse, PointerIntoAnUnusedSlice) {
+  EXPECT_DEATH(
+      {
+        void* p = strata_malloc(32);
+        auto* seg = strata::heap::segment_of(p);
+        strata_free(seg->slice_start(strata::heap::slice_count - 3));
+      },
+      not_handed_out);
+}
+
+TEST_F(HeapMisuse, PointerIntoASliceWhosePageWasFreed) {
+  EXPECT_DEATH(
+      {
+        // A two-slice page of 16 KiB blocks, freed, then its second slice freed into.
+        void* p = strata_malloc(16 << 10);
+        strata_free(p);
+        strata_collect(1);
+        strata_free(at(p, 64 << 10));
+      },
+      "strata: heap corruption");
+}
+
+TEST_F(HeapMisuse, MediumDoubleFreeWhileTheHotSlotIsEmpty) {
+  EXPECT_DEATH(
+      {
+        void* keep = strata_malloc(5000);
+        void* a = strata_malloc(5000);
+        void* b = strata_malloc(5000);
+        strata_free(a);                     // the hot block
+        strata_free(b);                     // its bit
+        void* again = strata_malloc(5000);  // takes the hot block: the slot is empty
+        strata_free(b);
+        strata_free(again);
+        strata_free(keep);
+      },
+      double_free);
+}
+
+TEST_F(HeapMisuse, MediumDoubleFreeOfTheHotBlock) {
+  EXPECT_DEATH(
+      {
+        void* a = strata_malloc(5000);
+        strata_free(a);
+        strata_free(a);
+      },
+      double_free);
+}
+
+TEST_F(HeapMisuse, MediumDoubleFreeByAnotherThread) {
+  EXPECT_DEATH(
+      {
+        void* keep = strata_malloc(5000);
+        void* a = strata_malloc(5000);
+        std::thread([a] {
+          strata_free(a);
+          strata_free(a);
+        }).join();
+        strata_free(keep);
+      },
+      double_free);
+}
+
+TEST_F(HeapMisuse, MediumFreedByOwnerThenByAnotherThread) {
+  EXPECT_DEATH(
+      {
+        void* keep = strata_malloc(5000);
+        void* a = strata_malloc(5000);
+        void* b = strata_malloc(5000);
+        strata_free(b);
+        strata_free(a);
+        free_elsewhere(a);
+        void* again = strata_malloc(5000);
+        strata_collect(1);  // the owner collects the second free
+        strata_free(again);
+        strata_free(keep);
+      },
+      double_free);
+}
+
+TEST_F(HeapMisuse, HugeDoubleFree) {
+  EXPECT_DEATH(
+      {
+        void* a = strata_malloc(16 << 20);
+        strata_free(a);
+        strata_free(a);
+      },
+      double_free);
+}
+
+TEST_F(HeapMisuse, HugeDoubleFreeByAnotherThread) {
+  EXPECT_DEATH(
+      {
+        void* a = strata_malloc(16 << 20);
+        std::thread([a] {
+          strata_free(a);
+          strata_free(a);
+        }).join();
+      },
+      double_free);
+}
+
+// The checks must not fire on correct use: blocks reused after free, blocks
+// whose second word holds anything, aligned blocks freed by their pointer.
+TEST(HeapMisuseChecks, AcceptCorrectUse) {
+  for (int round = 0; round < 3; ++round) {
+    void* blocks[512];
+    for (int i = 0; i < 512; ++i) {
+      blocks[i] = strata_malloc(16 + (i % 40) * 24);
+      std::memset(blocks[i], 0xa5, 16);
+    }
+    for (int i = 0; i < 512; i += 2) free_elsewhere(blocks[i]);
+    for (int i = 1; i < 512; i += 2) strata_free(blocks[i]);
+    strata_collect(0);
+  }
+  for (std::size_t alignment = 32; alignment <= (1u << 20); alignment *= 4) {
+    void* p = strata_malloc_aligned(100, alignment);
+    ASSERT_NE(p, nullptr);
+    strata_free(p);
+  }
+  void* map_blocks[40];
+  for (void*& p : map_blocks) p = strata_malloc(6000);
+  for (void* p : map_blocks) free_elsewhere(p);
+  for (void*& p : map_blocks) p = strata_malloc(6000);
+  for (void* p : map_blocks) strata_free(p);
+}
+
+}  // namespace
