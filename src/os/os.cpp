@@ -36,6 +36,77 @@ bool fail(const char* call) noexcept {
   return false;
 }
 
+constexpr int map_flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+#ifdef MAP_FIXED_NOREPLACE
+constexpr int map_at_flags = map_flags | MAP_FIXED_NOREPLACE;
+#else
+constexpr int map_at_flags = map_flags;
+#endif
+
+// Map `size` bytes at `at` and nowhere else: null when something lives there
+// (last_failure() keeps the reason the caller recorded before).
+// Kernels before 4.17 take MAP_FIXED_NOREPLACE as a mere hint, hence the check.
+void* map_exactly_at(std::uintptr_t at, std::size_t size, int prot) noexcept {
+  void* want = reinterpret_cast<void*>(at);
+  void* p = ::mmap(want, size, prot, map_at_flags, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  if (p == want) return p;
+  ::munmap(p, size);
+  return nullptr;
+}
+
+// The last resort of reserve_aligned: over-reserve by the alignment and trim
+// the unaligned head and the tail. Needs size + alignment of address space at once.
+void* map_trimmed(std::size_t size, std::size_t alignment, int prot) noexcept {
+  std::size_t span = size + alignment - page_size();
+  void* raw = ::mmap(nullptr, span, prot, map_flags, -1, 0);
+  if (raw == MAP_FAILED) {
+    fail("reserve");
+    return nullptr;
+  }
+  auto base = reinterpret_cast<std::uintptr_t>(raw);
+  std::uintptr_t aligned = (base + alignment - 1) & ~(alignment - 1);
+  std::size_t head = aligned - base;
+  std::size_t tail = span - head - size;
+  if (head != 0) ::munmap(raw, head);
+  if (tail != 0) ::munmap(reinterpret_cast<void*>(aligned + size), tail);
+  return reinterpret_cast<void*>(aligned);
+}
+
+// Where the latest aligned reservation starts. The kernel maps top-down, so the
+// aligned address just below it is usually free: trying it first makes a
+// reservation one mmap even when its size is not a multiple of the alignment.
+std::atomic<std::uintptr_t> lowest_aligned{0};
+
+// `size` bytes aligned to `alignment` (above the page size), in as few calls
+// as the layout allows and, unless the gaps are too small for an aligned fit,
+// never more than `size` bytes of address space at once.
+void* map_aligned(std::size_t size, std::size_t alignment, int prot) noexcept {
+  std::uintptr_t lowest = lowest_aligned.load(std::memory_order_relaxed);
+  if (lowest > size + alignment) {
+    if (void* p = map_exactly_at((lowest - size) & ~(alignment - 1), size, prot)) return p;
+  }
+  // The exact size where the kernel puts it: often aligned by itself.
+  void* raw = ::mmap(nullptr, size, prot, map_flags, -1, 0);
+  if (raw == MAP_FAILED) {
+    fail("reserve");
+    return nullptr;
+  }
+  auto base = reinterpret_cast<std::uintptr_t>(raw);
+  if ((base & (alignment - 1)) == 0) return raw;
+  ::munmap(raw, size);
+  // The free gap it came from usually extends below it: the aligned address
+  // there fits it in the same room.
+  std::uintptr_t below = base & ~(alignment - 1);
+  if (below != 0) {
+    if (void* p = map_exactly_at(below, size, prot)) return p;
+  }
+  if (void* p = map_trimmed(size, alignment, prot)) return p;
+  // No room for the over-reservation: the aligned address above, where a
+  // bottom-up layout leaves the gap.
+  return map_exactly_at(below + alignment, size, prot);
+}
+
 // Parse the first decimal number after `key` in a small /proc file.
 std::size_t read_proc_number(const char* path, const char* key, std::size_t field) noexcept {
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
@@ -110,25 +181,25 @@ void* reserve_aligned(std::size_t size, std::size_t alignment, bool accessible) 
   }
   if (injected_failure("reserve")) return nullptr;
   int prot = accessible ? PROT_READ | PROT_WRITE : PROT_NONE;
-  // Over-reserve by the alignment, then trim the unaligned head and the tail.
-  std::size_t span = size + alignment - page_size();
-  void* raw = ::mmap(nullptr, span, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (raw == MAP_FAILED) {
+  if (alignment == page_size()) {
+    void* raw = ::mmap(nullptr, size, prot, map_flags, -1, 0);
+    if (raw != MAP_FAILED) return raw;
     fail("reserve");
     return nullptr;
   }
-  auto base = reinterpret_cast<std::uintptr_t>(raw);
-  std::uintptr_t aligned = (base + alignment - 1) & ~(alignment - 1);
-  std::size_t head = aligned - base;
-  std::size_t tail = span - head - size;
-  if (head != 0) ::munmap(raw, head);
-  if (tail != 0) ::munmap(reinterpret_cast<void*>(aligned + size), tail);
-  return reinterpret_cast<void*>(aligned);
+  void* p = map_aligned(size, alignment, prot);
+  if (p != nullptr)
+    lowest_aligned.store(reinterpret_cast<std::uintptr_t>(p), std::memory_order_relaxed);
+  return p;
 }
 
 bool release(void* p, std::size_t size) noexcept {
   if (injected_failure("release")) return false;
-  return ::munmap(p, size) == 0 || fail("release");
+  if (::munmap(p, size) != 0) return fail("release");
+  // The next aligned reservation then tries the range given back first.
+  auto start = reinterpret_cast<std::uintptr_t>(p);
+  lowest_aligned.compare_exchange_strong(start, start + size, std::memory_order_relaxed);
+  return true;
 }
 
 bool commit(void* p, std::size_t size) noexcept {

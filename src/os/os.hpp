@@ -28,7 +28,9 @@ bool huge_pages_always() noexcept;
 // Reserve `size` bytes of address space whose start is a multiple of
 // `alignment` (a power of two, at least the page size). With `accessible`
 // the range is readable/writable and committed on first touch (Linux overcommit);
-// without it the range is PROT_NONE until commit().
+// without it the range is PROT_NONE until commit(). Needs no more than `size`
+// bytes of address space at once unless the free gaps around an exact-size
+// mapping are taken (then size + alignment), so it works under a tight RLIMIT_AS.
 void* reserve_aligned(std::size_t size, std::size_t alignment, bool accessible) noexcept;
 bool release(void* p, std::size_t size) noexcept;
 

@@ -34,6 +34,45 @@ TEST(Os, ReserveHonoursAlignment) {
   }
 }
 
+// Sizes that are not multiples of the alignment, foreign mappings in between and
+// ranges given back meanwhile: every path of reserve_aligned must still hand out
+// aligned, usable, disjoint ranges.
+TEST(Os, ReserveStaysAlignedAmongOtherMappings) {
+  constexpr std::size_t align = 32 * MiB;
+  constexpr int rounds = 24;
+  void* ranges[rounds];
+  std::size_t sizes[rounds];
+  void* foreign[rounds];
+  for (int i = 0; i < rounds; ++i) {
+    foreign[i] = os::reserve_aligned(MiB, os::page_size(), false);
+    ASSERT_NE(foreign[i], nullptr);
+    sizes[i] = (i % 3 == 0 ? align : (9 + 5 * i % 40) * MiB) + os::page_size() * (i % 4);
+    ranges[i] = os::reserve_aligned(sizes[i], align, true);
+    ASSERT_NE(ranges[i], nullptr) << i;
+    EXPECT_TRUE(aligned_to(ranges[i], align)) << i;
+    static_cast<char*>(ranges[i])[0] = 1;
+    static_cast<char*>(ranges[i])[sizes[i] - 1] = 1;
+    if (i % 4 == 3) {  // give one back: the next reservation may take its place
+      ASSERT_TRUE(os::release(ranges[i - 1], sizes[i - 1]));
+      ranges[i - 1] = nullptr;
+    }
+  }
+  for (int i = 0; i < rounds; ++i) {
+    for (int j = i + 1; j < rounds && ranges[i] != nullptr; ++j) {
+      if (ranges[j] == nullptr) continue;
+      auto a = reinterpret_cast<std::uintptr_t>(ranges[i]);
+      auto b = reinterpret_cast<std::uintptr_t>(ranges[j]);
+      EXPECT_TRUE(a + sizes[i] <= b || b + sizes[j] <= a) << i << " overlaps " << j;
+    }
+  }
+  for (int i = 0; i < rounds; ++i) {
+    if (ranges[i] != nullptr) {
+      EXPECT_TRUE(os::release(ranges[i], sizes[i]));
+    }
+    EXPECT_TRUE(os::release(foreign[i], MiB));
+  }
+}
+
 TEST(Os, BadAlignmentIsRejected) {
   EXPECT_EQ(os::reserve_aligned(MiB, 3 * 4096, true), nullptr);
   EXPECT_EQ(os::last_failure().error, EINVAL);
