@@ -1,5 +1,8 @@
 // The C API over the heap: POSIX error conventions on top of the heap calls.
+#include <unistd.h>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "heap/heap.hpp"
@@ -13,6 +16,25 @@ heap* as_heap(strata_heap_t* h) {
   return reinterpret_cast<heap*>(h);
 }
 
+// A first-class heap belongs to the thread that made it: its pages and lists
+// take no locks, so a call from another thread would race with the owner.
+// Refused with one line, never left to corrupt the heap.
+heap* owned_heap(strata_heap_t* handle, const char* call) {
+  heap* h = as_heap(handle);
+  if (h != nullptr && h->context != nullptr && h->context->thread_id != strata::os::thread_id()) {
+    char line[160];
+    int n = std::snprintf(line, sizeof(line),
+                          "strata: %s called from a thread that does not own heap %p\n", call,
+                          static_cast<void*>(h));
+    if (n > 0) {
+      ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<std::size_t>(n));
+      (void)ignored;
+    }
+    std::abort();
+  }
+  return h;
+}
+
 // count * size, or false when it overflows.
 bool checked_multiply(std::size_t count, std::size_t size, std::size_t* out) {
   return !__builtin_mul_overflow(count, size, out);
@@ -24,8 +46,12 @@ void* zeroed(heap* h, std::size_t count, std::size_t size) {
     errno = ENOMEM;
     return nullptr;
   }
-  void* p = heap_malloc(h, total);
-  if (p != nullptr) std::memset(p, 0, total);
+  // Memory fresh from the OS (or purged) reads as zeros already: a large
+  // calloc then touches no page the program does not.
+  bool known_zero = false;
+  void* p =
+      total > medium_max ? malloc_huge_zeroed(h, total, 0, &known_zero) : heap_malloc(h, total);
+  if (p != nullptr && !known_zero) std::memset(p, 0, total);
   return p;
 }
 
@@ -34,6 +60,10 @@ void* resize(heap* h, void* p, std::size_t size) {
   if (p == nullptr) return heap_malloc(h, size);
   if (!segment_map::contains(segment_of(p))) {
     errno = EINVAL;  // not strata's: cannot know its size
+    return nullptr;
+  }
+  if (size > largest_request()) {  // no block can grow that far: `p` stays as it is
+    errno = ENOMEM;
     return nullptr;
   }
   std::size_t usable = usable_size(p);
@@ -141,27 +171,27 @@ strata_heap_t* strata_heap_new(void) noexcept {
 }
 
 void* strata_heap_malloc(strata_heap_t* h, size_t size) noexcept {
-  return heap_malloc(as_heap(h), size);
+  return heap_malloc(owned_heap(h, "strata_heap_malloc"), size);
 }
 
 void* strata_heap_calloc(strata_heap_t* h, size_t count, size_t size) noexcept {
-  return zeroed(as_heap(h), count, size);
+  return zeroed(owned_heap(h, "strata_heap_calloc"), count, size);
 }
 
 void* strata_heap_realloc(strata_heap_t* h, void* p, size_t size) noexcept {
-  return resize(as_heap(h), p, size);
+  return resize(owned_heap(h, "strata_heap_realloc"), p, size);
 }
 
 void* strata_heap_malloc_aligned(strata_heap_t* h, size_t size, size_t alignment) noexcept {
-  return heap_malloc_aligned(as_heap(h), size, alignment);
+  return heap_malloc_aligned(owned_heap(h, "strata_heap_malloc_aligned"), size, alignment);
 }
 
 void strata_heap_destroy(strata_heap_t* h) noexcept {
-  heap_destroy(as_heap(h));
+  heap_destroy(owned_heap(h, "strata_heap_destroy"));
 }
 
 void strata_heap_delete(strata_heap_t* h) noexcept {
-  heap_delete(as_heap(h));
+  heap_delete(owned_heap(h, "strata_heap_delete"));
 }
 
 strata_heap_t* strata_heap_default(void) noexcept {
@@ -174,7 +204,7 @@ void strata_heap_visit(strata_heap_t* h, strata_block_visitor visit, void* arg) 
     void* arg;
   } a{visit, arg};
   heap_visit(
-      as_heap(h),
+      owned_heap(h, "strata_heap_visit"),
       [](void* block, std::size_t size, void* ctx) {
         auto* ad = static_cast<adapter*>(ctx);
         return ad->visit(block, size, ad->arg) != 0;

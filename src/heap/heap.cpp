@@ -195,12 +195,18 @@ void* malloc_refill(heap* h, std::size_t size) noexcept {
 }
 
 void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept {
+  bool zeroed;
+  return malloc_huge_zeroed(h, size, alignment, &zeroed);
+}
+
+void* malloc_huge_zeroed(heap* h, std::size_t size, std::size_t alignment, bool* zeroed) noexcept {
+  *zeroed = false;
   if (h == &empty_heap && (h = thread_heap_init()) == nullptr) {
     errno = ENOMEM;
     return nullptr;
   }
   purger_start_if_needed();
-  segment* seg = huge_segment_acquire(size, alignment);
+  segment* seg = huge_segment_acquire(size, alignment, zeroed);
   thread_deferred_work(h);  // after taking a cached segment, so it is not purged first
   if (seg == nullptr) {
     errno = ENOMEM;
@@ -250,7 +256,7 @@ std::size_t usable_size(const void* p) noexcept {
 
 void* huge_move(void* p, std::size_t size) noexcept {
   segment* seg = segment_of(p);
-  if (!segment_map::contains(seg) || !seg->huge || size > (SIZE_MAX >> 2)) return nullptr;
+  if (!segment_map::contains(seg) || !seg->huge || size > largest_request()) return nullptr;
   page* pg = &seg->pages[0];
   std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
   if ((word & ~page_flag_mask) != os::thread_id() || p != pg->area) return nullptr;
@@ -284,7 +290,7 @@ void* huge_move(void* p, std::size_t size) noexcept {
 
 bool expand_in_place(void* p, std::size_t size) noexcept {
   segment* seg = segment_of(p);
-  if (!segment_map::contains(seg)) return false;
+  if (!segment_map::contains(seg) || size > largest_request()) return false;
   std::size_t usable = usable_size(p);
   if (size <= usable) return true;
   if (!seg->huge) return false;

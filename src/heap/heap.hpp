@@ -108,6 +108,8 @@ constexpr heap::heap() : direct{}, current{} {
 // ---- slow paths (heap.cpp, free.cpp, huge.cpp) ----
 void* malloc_refill(heap* h, std::size_t size) noexcept;
 void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept;
+// The same, saying whether the block is known to read as zeros (calloc need not clear it).
+void* malloc_huge_zeroed(heap* h, std::size_t size, std::size_t alignment, bool* zeroed) noexcept;
 void free_slow(segment* seg, page* pg, void* p) noexcept;
 void page_emptied_by_owner(page* pg) noexcept;
 // Store `counts`, whose owner-free count carried out of its 32 bits, and go on with the free.

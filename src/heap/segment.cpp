@@ -2,6 +2,7 @@
 // empty segments and huge blocks that spare repeated mmap/munmap.
 #include "heap/segment.hpp"
 
+#include <sys/sysinfo.h>
 #include <bit>
 #include <cstring>
 #include <ctime>
@@ -198,11 +199,27 @@ void segment_release(segment* seg) {
   global_stats::segments_cached.fetch_add(1, std::memory_order_relaxed);
 }
 
-segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
+std::size_t largest_request() {
+  static std::atomic<std::size_t> limit{0};
+  std::size_t known = limit.load(std::memory_order_relaxed);
+  if (known != 0) return known;
+  struct sysinfo info {};
+  std::size_t bytes = SIZE_MAX >> 2;
+  if (::sysinfo(&info) == 0) {
+    auto unit = static_cast<std::size_t>(info.mem_unit == 0 ? 1 : info.mem_unit);
+    std::size_t machine = (static_cast<std::size_t>(info.totalram) + info.totalswap) * unit;
+    if (machine != 0 && machine < bytes) bytes = machine;
+  }
+  limit.store(bytes, std::memory_order_relaxed);
+  return bytes;
+}
+
+segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zeroed) {
   std::size_t offset = alignment > header_size ? alignment : header_size;
   if (size < min_block_size) size = min_block_size;  // malloc(0) still owns a block
   std::size_t os_page = os::page_size();
-  if (size > (SIZE_MAX >> 2) || offset >= segment_size) return nullptr;
+  *zeroed = false;
+  if (size > largest_request() || offset >= segment_size) return nullptr;
   std::size_t total = (offset + size + os_page - 1) & ~(os_page - 1);
   segment* seg = nullptr;
   {
@@ -230,6 +247,9 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment) {
     seg = map_segment(total, segment_size);
     if (seg == nullptr) return nullptr;
     seg->dirty_slices[0] = 0;
+    *zeroed = true;  // fresh from the OS
+  } else {
+    *zeroed = seg->dirty_slices[0] == 0 && purge_mode() == os::purge_mode::dont_need;
   }
   if (seg->dirty_slices[0] == 0) global_stats::commit(seg->size - header_size);
   seg->dirty_slices[0] = 1;  // the whole block counts as committed while in use

@@ -93,8 +93,13 @@ segment* segment_acquire(thread_context* owner, bool dirty_only);
 // Give an empty normal segment back (to the cache or the OS).
 void segment_release(segment* seg);
 // Map a segment holding one huge page of at least `size` bytes aligned to
-// `alignment`; the page's area and block size are set. Null when the OS refuses.
-segment* huge_segment_acquire(std::size_t size, std::size_t alignment);
+// `alignment`; the page's area and block size are set, and `zeroed` says whether
+// the block is known to read as zeros (fresh or purged memory). Null when the
+// OS refuses or the size is beyond largest_request().
+segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zeroed);
+// The largest block the heap tries to map: the machine's memory plus swap,
+// beyond which the kernel's overcommit heuristic refuses a mapping anyway.
+std::size_t largest_request();
 void huge_segment_release(segment* seg);
 
 // Find and claim `count` free slices (only slices still holding memory when

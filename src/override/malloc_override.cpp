@@ -114,7 +114,12 @@ STRATA_OVERRIDE void* reallocarray(void* p, size_t count, size_t size) noexcept 
 }
 
 STRATA_OVERRIDE void* memalign(size_t alignment, size_t size) noexcept {
-  // glibc rounds a non-power-of-two alignment up instead of failing.
+  // glibc rounds a non-power-of-two alignment up instead of failing, and refuses
+  // one with no power of two above it.
+  if (alignment > SIZE_MAX / 2 + 1) {
+    errno = EINVAL;
+    return nullptr;
+  }
   if (alignment != 0 && (alignment & (alignment - 1)) != 0) alignment = std::bit_ceil(alignment);
   return aligned(size, alignment == 0 ? 1 : alignment);
 }

@@ -2,6 +2,7 @@
 // free of a pointer it did not hand out (interior, stray, into metadata or an
 // unused slice), on the owning thread or another, for small, medium and huge
 // blocks. Each prints one "strata: heap corruption: ..." line and aborts.
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -256,6 +257,56 @@ TEST(HeapMisuseChecks, AcceptCorrectUse) {
   for (void* p : map_blocks) free_elsewhere(p);
   for (void*& p : map_blocks) p = strata_malloc(6000);
   for (void* p : map_blocks) strata_free(p);
+}
+
+}  // namespace
+
+namespace {
+
+// A first-class heap belongs to its creator: another thread's call is refused.
+TEST_F(HeapMisuse, FirstClassHeapDestroyedByAnotherThread) {
+  EXPECT_DEATH(
+      {
+        strata_heap_t* h = strata_heap_new();
+        void* p = strata_heap_malloc(h, 64);
+        std::thread([h] { strata_heap_destroy(h); }).join();
+        strata_free(p);
+      },
+      "strata: strata_heap_destroy called from a thread that does not own heap");
+}
+
+TEST_F(HeapMisuse, FirstClassHeapAllocatedFromByAnotherThread) {
+  EXPECT_DEATH(
+      {
+        strata_heap_t* h = strata_heap_new();
+        std::thread([h] { strata_free(strata_heap_malloc(h, 64)); }).join();
+      },
+      "strata: strata_heap_malloc called from a thread that does not own heap");
+}
+
+// Growth past what any machine holds fails and leaves the block as it was.
+TEST(HeapEdges, HugeBlockResizedPastEveryMachineStaysIntact) {
+  auto* p = static_cast<unsigned char*>(strata_malloc(20 << 20));
+  ASSERT_NE(p, nullptr);
+  for (std::size_t i = 0; i < (20u << 20); i += 4096) p[i] = static_cast<unsigned char>(i >> 12);
+  errno = 0;
+  EXPECT_EQ(strata_realloc(p, SIZE_MAX), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_EQ(strata_expand(p, SIZE_MAX), nullptr);
+  EXPECT_EQ(strata_expand(p, SIZE_MAX - 4096), nullptr);
+  strata_heap_t* h = strata_heap_default();
+  errno = 0;
+  EXPECT_EQ(strata_heap_realloc(h, p, SIZE_MAX / 2), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  for (std::size_t i = 0; i < (20u << 20); i += 4096)
+    ASSERT_EQ(p[i], static_cast<unsigned char>(i >> 12));
+  strata_free(p);
+  errno = 0;
+  EXPECT_EQ(strata_malloc(std::size_t{1} << 46), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(strata_calloc(std::size_t{1} << 23, std::size_t{1} << 23), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
 }
 
 }  // namespace

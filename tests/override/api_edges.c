@@ -21,6 +21,8 @@ static volatile size_t generous_bound = 100;
 // An alignment that is not a power of two, opaque for the same reason.
 static volatile size_t odd_alignment = 48;
 
+static size_t resident_kib(void);
+
 static int is_aligned(const void* pointer, size_t alignment) {
   return ((uintptr_t)pointer & (alignment - 1)) == 0;
 }
@@ -70,7 +72,7 @@ static void check_malloc(void) {
 
 // calloc: zeroed memory even when it reuses dirty blocks, and overflow of count * size.
 static void check_calloc(void) {
-  static const size_t sizes[] = {8, 48, 512, 3000, 40000, 300000, 5 << 20};
+  static const size_t sizes[] = {8, 48, 512, 3000, 40000, 300000, 5 << 20, 20 << 20};
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
     for (int round = 0; round < 4; ++round) {
       unsigned char* dirty = malloc(sizes[i]);
@@ -97,6 +99,27 @@ static void check_calloc(void) {
   errno = 0;
   CHECK(calloc(1, huge_size) == NULL, "calloc(1, SIZE_MAX) succeeded");
   EXPECT_GLIBC(errno == ENOMEM, "calloc(1, SIZE_MAX) set errno %d", errno);
+
+  // Memory fresh from the OS reads as zeros: a large calloc must not write it.
+  size_t before = resident_kib();
+  unsigned char* large = calloc(1, 1u << 30);
+  CHECK(large != NULL, "calloc(1, 1 GiB)");
+  for (size_t j = 0; j < (1u << 30); j += 64u << 20) CHECK(large[j] == 0, "calloc byte %zu", j);
+  size_t grown = resident_kib() - before;
+  CHECK(grown < 64 * 1024, "calloc(1, 1 GiB) made %zu KiB resident", grown);
+  free(large);
+}
+
+// Resident memory of this process in KiB, from /proc/self/status.
+static size_t resident_kib(void) {
+  FILE* status = fopen("/proc/self/status", "r");
+  char line[128];
+  size_t kib = 0;
+  while (status != NULL && fgets(line, sizeof line, status) != NULL) {
+    if (sscanf(line, "VmRSS: %zu kB", &kib) == 1) break;
+  }
+  if (status != NULL) fclose(status);
+  return kib;
 }
 
 // realloc and reallocarray: content kept across every size class, NULL and zero sizes,
@@ -116,6 +139,19 @@ static void check_realloc(void) {
     fill_pattern(block, sizes[i], 1);
     kept = sizes[i];
   }
+
+  // A huge block asked to grow beyond any machine fails and stays as it was.
+  unsigned char* large = malloc(20 << 20);
+  CHECK(large != NULL, "malloc(20 MiB)");
+  fill_pattern(large, 20 << 20, 3);
+  errno = 0;
+  CHECK(realloc(large, huge_size) == NULL, "realloc(huge block, SIZE_MAX) succeeded");
+  EXPECT_GLIBC(errno == ENOMEM, "realloc(huge block, SIZE_MAX) set errno %d", errno);
+  CHECK(has_pattern(large, 20 << 20, 3), "failed realloc changed the huge block");
+  free(large);
+  errno = 0;
+  CHECK(malloc((size_t)1 << 46) == NULL, "malloc(64 TiB) succeeded");
+  EXPECT_GLIBC(errno == ENOMEM, "malloc(64 TiB) set errno %d", errno);
 
   errno = 0;
   CHECK(realloc(block, huge_size) == NULL, "realloc(p, SIZE_MAX) succeeded");
@@ -171,6 +207,13 @@ static void check_aligned(void) {
   errno = 0;
   CHECK(memalign(64, huge_size) == NULL, "memalign(64, SIZE_MAX) succeeded");
   EXPECT_GLIBC(errno == ENOMEM, "memalign(64, SIZE_MAX) set errno %d", errno);
+  // An alignment with no power of two above it is refused.
+  errno = 0;
+  CHECK(memalign(huge_size, 16) == NULL, "memalign(SIZE_MAX, 16) succeeded");
+  EXPECT_GLIBC(errno == EINVAL, "memalign(SIZE_MAX, 16) set errno %d", errno);
+  errno = 0;
+  CHECK(memalign(((size_t)1 << 63) + 2, 16) == NULL, "memalign(2^63 + 2, 16) succeeded");
+  EXPECT_GLIBC(errno == EINVAL, "memalign(2^63 + 2, 16) set errno %d", errno);
   // glibc rounds a non-power-of-two memalign alignment up to the next power of two.
   void* rounded = memalign(odd_alignment, 100);
   EXPECT_GLIBC(rounded != NULL && is_aligned(rounded, 64), "memalign(48, 100) = %p", rounded);
