@@ -187,9 +187,13 @@ class monotonic_arena {
     return allocate_slow(bytes + (bytes == 0), alignment);
   }
 
-  // Allocate from the current chunk only: null, rather than growth, when full.
+  // Allocate from the current chunk only: null, rather than growth, when full,
+  // and null for an alignment that is not a power of two. A null answer leaves
+  // the arena as it was (noexcept: the bad alignment cannot throw here).
   [[nodiscard]] void* try_allocate(std::size_t bytes,
                                    std::size_t alignment = default_alignment) noexcept {
+    if (!is_valid_alignment(alignment)) [[unlikely]]
+      return nullptr;
     return bump(bytes, alignment);
   }
 
@@ -202,6 +206,8 @@ class monotonic_arena {
                       std::size_t alignment = default_alignment) {
     check_alignment(alignment);
     if (count == 0) return;
+    if (size > SIZE_MAX - alignment) [[unlikely]]  // the stride would wrap around
+      detail::throw_bad_array_length();
     std::size_t stride = align_up(size + (size == 0), alignment);
     std::size_t total = checked_multiply(stride, count);
     auto* base = static_cast<char*>(allocate(total, alignment));
@@ -366,15 +372,18 @@ class monotonic_arena {
   static constexpr std::size_t chunk_alignment = 64;
 
   // The fast path: align the cursor, and take the block if the chunk holds it.
+  // `alignment` is a power of two; the padding is computed without rounding the
+  // address up, so no alignment or size can wrap around and pass the check.
   void* bump(std::size_t bytes, std::size_t alignment) noexcept {
     bytes += bytes == 0;
     auto cursor = reinterpret_cast<std::uintptr_t>(cursor_);
-    auto limit = reinterpret_cast<std::uintptr_t>(limit_);
-    std::uintptr_t block = align_up(cursor, alignment);
-    if (block > limit || bytes > limit - block) [[unlikely]]
+    std::size_t room = static_cast<std::size_t>(limit_ - cursor_);
+    std::size_t padding = -cursor & (alignment - 1);
+    if (padding > room || bytes > room - padding) [[unlikely]]
       return nullptr;
+    std::uintptr_t block = cursor + padding;
     cursor_ = reinterpret_cast<char*>(block + bytes);
-    if constexpr (Config.statistics) record(bytes, block - cursor, 1);
+    if constexpr (Config.statistics) record(bytes, padding, 1);
     return finish(reinterpret_cast<void*>(block), bytes);
   }
 

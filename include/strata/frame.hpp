@@ -91,7 +91,7 @@ template <host_resource Upstream = malloc_resource, frame_config Config = frame_
 class frame_allocator {
   static constexpr arena_config arena_settings{.statistics = false, .checked = false};
   using slab_type = slab<upstream_ref<Upstream>>;
-  using pool_type = fixed_pool<upstream_ref<slab_type>, pool_config{.checked = false}>;
+  using pool_type = fixed_pool<upstream_ref<slab_type>, pool_config{.checked = true}>;
 
  public:
   using arena_type = monotonic_arena<upstream_ref<Upstream>, arena_settings>;
@@ -166,18 +166,24 @@ class frame_allocator {
   }
 
   // Free a pooled block from any thread; another thread's block waits for its
-  // owner's next frame. Null is ignored; a block of another allocator aborts.
+  // owner's next frame. Null is ignored. A pointer that is no pool block of this
+  // allocator (another allocator's, malloc's), a pointer inside a block, and a
+  // block freed twice abort: the pages are checked against the allocator's slab
+  // before any of the block's memory is read.
   void pool_deallocate(void* p) {
     if (p == nullptr) return;
-    pool_type* pool = pool_type::owner_of(p, options_.pool_page_bytes);
-    auto* owner = static_cast<thread_state*>(pool->context());
-    if (owner->allocator != this) [[unlikely]]
+    if (!slab_.in_use(p)) [[unlikely]]
       detail::report_misuse("block freed into the wrong frame allocator",
                             "frame_allocator::pool_deallocate", p);
-    if (owner == &local()) [[likely]]
-      pool->deallocate(p);
-    else
+    pool_type* pool = pool_type::owner_of(p, options_.pool_page_bytes);
+    pool->check_block(p, "frame_allocator::pool_deallocate");
+    auto* owner = static_cast<thread_state*>(pool->context());
+    if (owner == &local()) [[likely]] {
+      pool->deallocate_checked(p);
+    } else {
+      pool->mark_free(p);
       owner->defer(p);
+    }
   }
 
   // ---- tags and report -----------------------------------------------------
@@ -245,7 +251,7 @@ class frame_allocator {
       deferred_free* list = deferred.exchange(nullptr, std::memory_order_acquire);
       while (list != nullptr) {
         deferred_free* next = list->next;
-        pool_type::owner_of(list, allocator->options_.pool_page_bytes)->deallocate(list);
+        pool_type::owner_of(list, allocator->options_.pool_page_bytes)->deallocate_checked(list);
         list = next;
       }
     }

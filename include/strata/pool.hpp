@@ -12,12 +12,15 @@
 
 #include <strata/resource.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -53,6 +56,115 @@ class spin_lock {
   std::atomic<bool> locked_{false};
 };
 
+// ---- ownership -------------------------------------------------------------
+
+namespace detail {
+
+// The bases of the chunks (or pages) an allocator holds, so a pointer can be
+// tested for ownership without reading the memory it points into: freeing a
+// foreign pointer must be reported, not fault on a header that is not mapped.
+// Any thread may test without a lock; inserts happen under the owner's lock.
+class chunk_set {
+ public:
+  // Bases are multiples of 2^shift.
+  explicit chunk_set(unsigned shift) noexcept : shift_(shift) {}
+  chunk_set(const chunk_set&) = delete;
+  chunk_set& operator=(const chunk_set&) = delete;
+  // Tables replaced by bigger ones stay until here: a reader may still be in one.
+  ~chunk_set() {
+    for (table* t = current_.load(std::memory_order_relaxed); t != nullptr;) {
+      table* older = t->older;
+      delete t;
+      t = older;
+    }
+  }
+
+  // Whether `base` was inserted: one multiply and, at most half full, a probe or two.
+  bool contains(std::uintptr_t base) const noexcept {
+    const table* t = current_.load(std::memory_order_acquire);
+    if (t == nullptr) return false;
+    for (std::size_t i = t->slot_of(base >> shift_);; i = (i + 1) & t->mask) {
+      std::uintptr_t key = t->slots[i].load(std::memory_order_acquire);
+      if (key == base) return true;
+      if (key == 0) return false;
+    }
+  }
+
+  // Add `base` (not zero, not yet in the set); called under the owner's lock.
+  void insert(std::uintptr_t base) {
+    table* t = current_.load(std::memory_order_relaxed);
+    if (t == nullptr || (count_ + 1) * 2 > t->mask + 1) t = grow(t);
+    place(*t, base);
+    ++count_;
+  }
+
+ private:
+  struct table {
+    table(unsigned log2_slots, table* previous)
+        : mask((std::size_t{1} << log2_slots) - 1),
+          bits(log2_slots),
+          slots(std::make_unique<std::atomic<std::uintptr_t>[]>(mask + 1)),
+          older(previous) {}
+    // Fibonacci hashing: the top bits of the product spread chunk numbers.
+    std::size_t slot_of(std::uintptr_t number) const noexcept {
+      return static_cast<std::size_t>((number * 0x9E3779B97F4A7C15u) >> (64 - bits));
+    }
+    std::size_t mask;
+    unsigned bits;
+    std::unique_ptr<std::atomic<std::uintptr_t>[]> slots;
+    table* older;
+  };
+
+  // Store `base` in the first empty slot of its probe sequence.
+  void place(table& t, std::uintptr_t base) noexcept {
+    std::size_t i = t.slot_of(base >> shift_);
+    while (t.slots[i].load(std::memory_order_relaxed) != 0) i = (i + 1) & t.mask;
+    t.slots[i].store(base, std::memory_order_release);
+  }
+
+  // A table twice the size holding every key, published for readers.
+  [[gnu::noinline]] table* grow(table* old) {
+    auto* bigger = new table(old == nullptr ? 4 : old->bits + 1, old);
+    if (old != nullptr)
+      for (std::size_t i = 0; i <= old->mask; ++i)
+        if (std::uintptr_t key = old->slots[i].load(std::memory_order_relaxed)) place(*bigger, key);
+    current_.store(bigger, std::memory_order_release);
+    return bigger;
+  }
+
+  std::atomic<table*> current_{nullptr};
+  std::size_t count_ = 0;
+  unsigned shift_;
+};
+
+// A value no live block holds in its second word, by which a freed block is
+// recognised: the block's address mixed with a secret of its allocator, so a
+// block of an older pool at the same address does not pass for one freed here.
+inline std::uintptr_t next_free_tag_secret() noexcept {
+  static std::atomic<std::uintptr_t> serial{0};
+  std::uintptr_t x = serial.fetch_add(1, std::memory_order_relaxed) + 0x5DEECE66Du;
+  x *= 0x9E3779B97F4A7C15u;
+  return x ^ (x >> 29) ^ reinterpret_cast<std::uintptr_t>(&serial);
+}
+
+// What an unchecked pool holds instead of a chunk_set.
+struct no_chunk_set {
+  explicit constexpr no_chunk_set(unsigned) noexcept {}
+};
+
+// Read a word of allocator metadata kept inside a block, which the tools may
+// see as poisoned (a block never handed out) or as the user's (a live one).
+[[gnu::no_sanitize_address]] inline std::uintptr_t read_metadata_word(const void* p) noexcept {
+  return *static_cast<const std::uintptr_t*>(p);
+}
+
+// log2 of a power of two (0 for 0, which constructors reject afterwards).
+constexpr unsigned log2_of(std::size_t power_of_two) noexcept {
+  return power_of_two == 0 ? 0 : static_cast<unsigned>(__builtin_ctzll(power_of_two));
+}
+
+}  // namespace detail
+
 // ---- slab ------------------------------------------------------------------
 
 // A thread-safe source of pages of page_bytes (a power of two), each aligned to
@@ -65,7 +177,8 @@ class slab {
                 Upstream upstream = Upstream{})
       : upstream_(std::move(upstream)),
         page_bytes_(page_bytes),
-        pages_per_refill_(pages_per_refill) {
+        pages_per_refill_(pages_per_refill),
+        pages_(is_valid_alignment(page_bytes) ? detail::log2_of(page_bytes) : 0) {
     if (!is_valid_alignment(page_bytes) || page_bytes < 4096 || pages_per_refill == 0)
       throw std::invalid_argument("strata: slab pages must be a power of two >= 4096 bytes");
     checked_multiply(page_bytes_, pages_per_refill_);
@@ -90,14 +203,35 @@ class slab {
     free_page* page = free_pages_;
     annotate_allocated(page, page_bytes_);
     free_pages_ = page->next;
+    page->tag = 0;
     --pages_free_;
     return page;
   }
 
-  // Take a page back for the next allocate.
+  // Take a page back for the next allocate. A pointer that is not the start of
+  // one of its pages, or a page already free, aborts.
   void deallocate(void* page, std::size_t = 0, std::size_t = default_alignment) {
+    auto address = reinterpret_cast<std::uintptr_t>(page);
+    if ((address & (page_bytes_ - 1)) != 0 || !owns(page)) [[unlikely]]
+      detail::report_misuse("page freed into the wrong slab", "slab::deallocate", page);
+    if (detail::read_metadata_word(&static_cast<free_page*>(page)->tag) == freed_tag(page))
+        [[unlikely]]
+      detail::report_misuse("double free of a slab page", "slab::deallocate", page);
     std::lock_guard guard(lock_);
     push(page);
+  }
+
+  // Whether `p` points into a page of this slab; reads nothing at `p`, takes no lock.
+  bool owns(const void* p) const noexcept {
+    return pages_.contains(reinterpret_cast<std::uintptr_t>(p) & ~(page_bytes_ - 1));
+  }
+
+  // Whether `p` points into a page of this slab that is handed out now; reads
+  // the page's second word only once the page is known to be the slab's.
+  bool in_use(const void* p) const noexcept {
+    auto* page = reinterpret_cast<const free_page*>(reinterpret_cast<std::uintptr_t>(p) &
+                                                    ~(page_bytes_ - 1));
+    return owns(p) && detail::read_metadata_word(&page->tag) != freed_tag(page);
   }
 
   bool is_equal(const slab& other) const noexcept { return this == &other; }
@@ -115,6 +249,7 @@ class slab {
  private:
   struct free_page {
     free_page* next;
+    std::uintptr_t tag;  // freed_tag() while the page is free
   };
 
   // One upstream call for pages_per_refill pages.
@@ -122,12 +257,21 @@ class slab {
     auto* group =
         static_cast<char*>(upstream_.allocate(page_bytes_ * pages_per_refill_, page_bytes_));
     groups_.push_back(group);
-    for (std::size_t i = pages_per_refill_; i-- > 0;) push(group + i * page_bytes_);
+    for (std::size_t i = pages_per_refill_; i-- > 0;) {
+      pages_.insert(reinterpret_cast<std::uintptr_t>(group + i * page_bytes_));
+      push(group + i * page_bytes_);
+    }
+  }
+
+  // What a free page holds in its second word.
+  std::uintptr_t freed_tag(const void* page) const noexcept {
+    return reinterpret_cast<std::uintptr_t>(page) ^ secret_;
   }
 
   void push(void* page) noexcept {
     auto* p = static_cast<free_page*>(page);
     p->next = free_pages_;
+    p->tag = freed_tag(page);
     free_pages_ = p;
     ++pages_free_;
     annotate_released(static_cast<char*>(page) + sizeof(free_page),
@@ -141,13 +285,19 @@ class slab {
   [[no_unique_address]] Upstream upstream_;
   std::size_t page_bytes_;
   std::size_t pages_per_refill_;
+  detail::chunk_set pages_;
+  const std::uintptr_t secret_ = detail::next_free_tag_secret();
 };
 
 // ---- fixed-size pool -------------------------------------------------------
 
 // Compile-time choices of a pool.
 struct pool_config {
-  bool checked = debug_build;  // check that a freed block belongs to this pool
+  // Check every freed block: a pointer of no block of this pool, a pointer
+  // inside a block, a block never handed out and a double free abort. Costs
+  // blocks of at least 16 bytes and a few instructions per free; false drops
+  // the checks for callers that can prove their frees right.
+  bool checked = true;
 };
 
 // Blocks of one size. Lock is no_lock (one thread) or spin_lock (any thread).
@@ -164,14 +314,18 @@ class basic_fixed_pool {
         chunk_bytes_(chunk_bytes),
         block_alignment_(block_alignment) {
     check_alignment(block_alignment);
-    if (!is_valid_alignment(chunk_bytes))
-      throw std::invalid_argument("strata: pool chunk size must be a power of two");
-    stride_ = align_up(std::max(block_bytes, sizeof(free_block)),
-                       std::max(block_alignment, alignof(free_block)));
+    if (!is_valid_alignment(chunk_bytes) || chunk_bytes > max_chunk_bytes)
+      throw std::invalid_argument("strata: pool chunk size must be a power of two up to 4 GiB");
+    if (block_bytes > chunk_bytes || block_alignment > chunk_bytes)  // before any rounding
+      throw std::invalid_argument("strata: pool block does not fit in a chunk");
+    stride_ =
+        align_up(std::max(block_bytes, min_stride), std::max(block_alignment, alignof(free_block)));
     block_bytes_ = block_bytes;
     first_block_offset_ = align_up(sizeof(chunk_header), block_alignment_);
     if (first_block_offset_ + stride_ > chunk_bytes)
       throw std::invalid_argument("strata: pool block does not fit in a chunk");
+    blocks_span_ = (chunk_bytes - first_block_offset_) / stride_ * stride_;
+    stride_inverse_ = UINT64_MAX / stride_ + 1;
   }
   basic_fixed_pool(const basic_fixed_pool&) = delete;
   basic_fixed_pool& operator=(const basic_fixed_pool&) = delete;
@@ -191,8 +345,9 @@ class basic_fixed_pool {
     std::lock_guard guard(lock_);
     ++live_;
     if (free_block* block = free_) [[likely]] {
-      annotate_allocated(block, block_bytes_);
       free_ = block->next;
+      if constexpr (Config.checked) block->tag = 0;
+      annotate_allocated(block, block_bytes_);
       return block;
     }
     if (bump_ != bump_end_) {
@@ -204,17 +359,13 @@ class basic_fixed_pool {
     return allocate_from_new_chunk();
   }
 
-  // Give a block back; a block of another pool aborts in a checked pool.
+  // Give a block back; in a checked pool, bad input aborts (see pool_config).
   void deallocate(void* p) {
-    if constexpr (Config.checked) check_owner(p, "fixed_pool::deallocate");
+    check_free(p, "fixed_pool::deallocate");
     std::lock_guard guard(lock_);
+    check_handed_out(p, "fixed_pool::deallocate");
     --live_;
-    auto* block = static_cast<free_block*>(p);
-    annotate_allocated(block, sizeof(free_block));  // blocks under 8 bytes: the link spills
-    block->next = free_;
-    free_ = block;
-    annotate_released(reinterpret_cast<char*>(block) + sizeof(free_block),
-                      stride_ - sizeof(free_block));
+    push(p);
   }
 
   // Fill out[0..count) with separate blocks, under one lock acquisition.
@@ -222,8 +373,9 @@ class basic_fixed_pool {
     std::lock_guard guard(lock_);
     for (std::size_t i = 0; i < count; ++i) {
       if (free_block* block = free_) {
-        annotate_allocated(block, block_bytes_);
         free_ = block->next;
+        if constexpr (Config.checked) block->tag = 0;
+        annotate_allocated(block, block_bytes_);
         out[i] = block;
       } else if (bump_ != bump_end_) {
         out[i] = bump_;
@@ -237,20 +389,60 @@ class basic_fixed_pool {
   }
 
   // Give back `count` blocks under one lock acquisition.
+  // A bad block aborts before any block of the batch is freed, save for a block
+  // listed twice, which aborts when it comes round the second time.
   void deallocate_batch(void* const* blocks, std::size_t count) {
-    if constexpr (Config.checked)
-      for (std::size_t i = 0; i < count; ++i)
-        check_owner(blocks[i], "fixed_pool::deallocate_batch");
+    for (std::size_t i = 0; i < count; ++i) check_free(blocks[i], "fixed_pool::deallocate_batch");
     std::lock_guard guard(lock_);
     for (std::size_t i = 0; i < count; ++i) {
-      auto* block = static_cast<free_block*>(blocks[i]);
-      annotate_allocated(block, sizeof(free_block));
-      block->next = free_;
-      free_ = block;
-      annotate_released(reinterpret_cast<char*>(block) + sizeof(free_block),
-                        stride_ - sizeof(free_block));
+      check_handed_out(blocks[i], "fixed_pool::deallocate_batch");
+      if (i > 0) check_not_free(blocks[i], "fixed_pool::deallocate_batch");
+      push(blocks[i]);
     }
     live_ -= count;
+  }
+
+  // Abort, in a checked pool, unless `p` is a block of this pool that is in
+  // use: reads nothing at `p` before the address is known to be this pool's.
+  void check_free(const void* p, const char* where) const noexcept {
+    if constexpr (Config.checked) {
+      auto chunk = reinterpret_cast<std::uintptr_t>(p) & ~(chunk_bytes_ - 1);
+      if (!chunks_set_.contains(chunk)) [[unlikely]]
+        detail::report_misuse("block freed into the wrong pool", where, p);
+      check_block(p, where);
+    }
+  }
+
+  // Abort, in a checked pool, if `p` (in a chunk of this pool) is not the start
+  // of a block, or the block is free already.
+  void check_block(const void* p, const char* where) const noexcept {
+    if constexpr (Config.checked) {
+      std::size_t offset =
+          (reinterpret_cast<std::uintptr_t>(p) & (chunk_bytes_ - 1)) - first_block_offset_;
+      // offset < 2^32, so offset * (2^64 / stride rounded up) < that value iff
+      // stride divides offset: one multiply instead of a division.
+      if (offset >= blocks_span_ || offset * stride_inverse_ > stride_inverse_ - 1) [[unlikely]]
+        detail::report_misuse("pointer inside a pool block, not at its start, freed", where, p);
+      check_not_free(p, where);
+    }
+  }
+
+  // Give back a block check_free() or check_block() has passed: for callers
+  // that check where the block is freed and push it later, elsewhere.
+  void deallocate_checked(void* p) {
+    std::lock_guard guard(lock_);
+    check_handed_out(p, "fixed_pool::deallocate");
+    --live_;
+    push(p);
+  }
+
+  // Mark a checked block free now, though it reaches the free list later (a
+  // block handed to another thread): freeing it again meanwhile aborts.
+  void mark_free(void* p) noexcept {
+    if constexpr (Config.checked) {
+      annotate_allocated(static_cast<char*>(p) + sizeof(void*), sizeof(std::uintptr_t));
+      static_cast<free_block*>(p)->tag = freed_tag(p);
+    }
   }
 
   // The host-resource face: requests that fit a block, else std::bad_alloc.
@@ -262,7 +454,8 @@ class basic_fixed_pool {
   void deallocate(void* p, std::size_t, std::size_t) { deallocate(p); }
   bool is_equal(const basic_fixed_pool& other) const noexcept { return this == &other; }
 
-  // The pool a block of some pool of this type came from.
+  // The pool a block of some pool of this type came from; `block` must lie in a
+  // chunk of such a pool (its header is read).
   static basic_fixed_pool* owner_of(const void* block, std::size_t chunk_bytes) noexcept {
     auto chunk = reinterpret_cast<std::uintptr_t>(block) & ~(chunk_bytes - 1);
     return reinterpret_cast<chunk_header*>(chunk)->owner;
@@ -285,7 +478,11 @@ class basic_fixed_pool {
  private:
   struct free_block {
     free_block* next;
+    std::uintptr_t tag;  // checked pools: freed_tag() while the block is free
   };
+  // A checked pool's blocks hold the tag; an unchecked one's only the link.
+  static constexpr std::size_t min_stride = Config.checked ? sizeof(free_block) : sizeof(void*);
+  static constexpr std::size_t max_chunk_bytes = std::size_t{1} << 32;
   struct chunk_header {
     basic_fixed_pool* owner;
     chunk_header* next;
@@ -294,6 +491,14 @@ class basic_fixed_pool {
   // Called with the lock held: a new chunk, whose first block is returned.
   [[gnu::noinline]] void* allocate_from_new_chunk() {
     auto* chunk = static_cast<chunk_header*>(upstream_.allocate(chunk_bytes_, chunk_bytes_));
+    if constexpr (Config.checked) {
+      try {
+        chunks_set_.insert(reinterpret_cast<std::uintptr_t>(chunk));
+      } catch (...) {
+        upstream_.deallocate(chunk, chunk_bytes_, chunk_bytes_);
+        throw;
+      }
+    }
     *chunk = {this, chunks_};
     chunks_ = chunk;
     char* first = reinterpret_cast<char*>(chunk) + first_block_offset_;
@@ -305,10 +510,35 @@ class basic_fixed_pool {
     return first;
   }
 
-  // Abort unless `p` lies in a chunk of this pool.
-  void check_owner(const void* p, const char* where) const {
-    if (p == nullptr || owner_of(p, chunk_bytes_) != this) [[unlikely]]
-      detail::report_misuse("block freed into the wrong pool", where, p);
+  // What a free block holds in its second word, in a checked pool.
+  std::uintptr_t freed_tag(const void* block) const noexcept {
+    return reinterpret_cast<std::uintptr_t>(block) ^ secret_;
+  }
+
+  // Abort, in a checked pool, if the block at `p` is free.
+  void check_not_free(const void* p, const char* where) const noexcept {
+    if constexpr (Config.checked)
+      if (detail::read_metadata_word(&static_cast<const free_block*>(p)->tag) == freed_tag(p))
+          [[unlikely]]
+        detail::report_misuse("double free of a pool block", where, p);
+  }
+
+  // Abort, in a checked pool, if `p` lies in the part of the newest chunk not
+  // carved yet: a block never handed out. Called with the lock held.
+  void check_handed_out(const void* p, const char* where) const noexcept {
+    if constexpr (Config.checked)
+      if (p >= bump_ && p < bump_end_) [[unlikely]]
+        detail::report_misuse("pool block that was never allocated freed", where, p);
+  }
+
+  // Put a block on the free list (checked pools: tagged as free). Lock held.
+  void push(void* p) noexcept {
+    auto* block = static_cast<free_block*>(p);
+    annotate_allocated(block, min_stride);  // blocks under min_stride: the link spills
+    block->next = free_;
+    if constexpr (Config.checked) block->tag = freed_tag(p);
+    free_ = block;
+    annotate_released(reinterpret_cast<char*>(block) + min_stride, stride_ - min_stride);
   }
 
   // The fast path's state first.
@@ -324,7 +554,12 @@ class basic_fixed_pool {
   std::size_t chunk_bytes_;
   std::size_t block_alignment_;
   std::size_t first_block_offset_;
+  std::size_t blocks_span_;       // bytes of a chunk's blocks, from the first
+  std::uint64_t stride_inverse_;  // 2^64 / stride_, rounded up
   void* context_ = nullptr;
+  [[no_unique_address]] std::conditional_t<Config.checked, detail::chunk_set, detail::no_chunk_set>
+      chunks_set_{detail::log2_of(chunk_bytes_)};
+  const std::uintptr_t secret_ = detail::next_free_tag_secret();
 };
 
 // A pool for one thread.
@@ -358,11 +593,13 @@ class object_pool {
     }
   }
 
-  // Destroy an object of this pool and reuse its block.
+  // Destroy an object of this pool and reuse its block; in a checked pool, a
+  // pointer that is not a live object of this pool aborts before its destructor runs.
   void destroy(T* object) {
     if (object == nullptr) return;
+    pool_.check_free(object, "object_pool::destroy");
     object->~T();
-    pool_.deallocate(object);
+    pool_.deallocate_checked(object);
   }
 
   std::size_t live_objects() const noexcept { return pool_.live_blocks(); }

@@ -18,6 +18,7 @@
 #include <strata/arena.hpp>
 #include <strata/resource.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory_resource>
@@ -58,12 +59,18 @@ class session_heap final : public std::pmr::memory_resource {
     return allocate_overflow(bytes, alignment);
   }
 
-  // Free one block: a no-op in the buffer, a heap free otherwise (any thread).
+  // Free one block: in the buffer a no-op (the tools are told the block's
+  // `bytes` are dead), else a free into the heap, from any thread, where a
+  // foreign pointer or a double free is the heap's to report.
   void deallocate(void* p, std::size_t bytes = 0,
                   [[maybe_unused]] std::size_t alignment = default_alignment) {
     if (heap_ == nullptr) [[unlikely]]
       detail::report_misuse("use of a destroyed session_heap", "session_heap::deallocate", p);
-    if (in_buffer(p)) return;
+    if (in_buffer(p)) {
+      annotate_released(
+          p, std::min(bytes, static_cast<std::size_t>(buffer_end_ - static_cast<char*>(p))));
+      return;
+    }
     bytes == 0 ? strata_free(p) : strata_free_sized(p, bytes);
   }
 

@@ -26,7 +26,10 @@ TEST(SessionHeap, BumpsInTheBufferAndFreeThereIsANoOp) {
   }
   session.deallocate(blocks[5], 256, 64);
   EXPECT_EQ(session.overflow_allocations(), 0u);
-  for (int i = 0; i < 100; ++i) ASSERT_EQ(blocks[i][255], i);
+  for (int i = 0; i < 100; ++i) {
+    if (i == 5) continue;  // the freed block's bytes are dead
+    ASSERT_EQ(blocks[i][255], i);
+  }
 }
 
 TEST(SessionHeap, OverflowFallsBackToTheHeapAndFreesIndividually) {
