@@ -2,6 +2,12 @@
 // mimalloc heap and std::pmr::monotonic_buffer_resource: single allocations,
 // batches, 004_'s realistic frames and alignment mix, and thread scaling.
 //
+// For fine A/B work on the arena only. The report's figures for these measurements
+// come from strata-bench, which covers them side by side with the seed's strategies:
+// `frame/frame-arena` (single sizes, batches by call / batch API / contiguous, the
+// realistic frames, default and minimal mode) and `frame/frame-arena-stress` (threads,
+// alignment mix with waste). Quote those, not this program, in the report.
+//
 //   build/<dir>/bench/micro/bench-arena_bench --benchmark_min_time=0.2
 #include <strata/strata.h>
 #include <strata/arena.hpp>

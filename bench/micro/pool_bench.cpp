@@ -1,6 +1,10 @@
 // Allocate+free pairs: strata pools against std::pmr pool resources, malloc,
 // the strata heap and a mimalloc heap.
 //
+// For fine A/B work on the pools only. strata-bench's `cell/pool-pairs` (object_pool,
+// fixed_pool, std::pmr::unsynchronized_pool_resource, malloc) and `cell/pool-traversal`
+// cover the same pair and the seed 001's traversals for the report; quote those.
+//
 //   build/<dir>/bench/micro/bench-pool_bench
 #include <strata/strata.h>
 #include <strata/pool.hpp>

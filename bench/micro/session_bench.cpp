@@ -2,6 +2,11 @@
 // messages, session destroy, and the overflow path, against
 // std::pmr::monotonic_buffer_resource, a mimalloc heap and the strata heap.
 //
+// For fine A/B work on the session heap only. strata-bench covers these measurements
+// for the report, side by side with the seed's strategies in one worker: bursts in
+// `session/session-heap`, single allocation and free in `session/session-heap-latency`,
+// cleanup, overflow and 1/16/64 MiB destroy in `session/session-heap-lifetime`; quote those.
+//
 //   build/<dir>/bench/micro/bench-session_bench
 #include <strata/strata.h>
 #include <strata/session_heap.hpp>

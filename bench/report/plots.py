@@ -7,7 +7,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import matplotlib.ticker  # noqa: E402
 
-from results_model import ratio_to_best  # noqa: E402
+from results_model import is_strata, ratio_to_best  # noqa: E402
 
 COLOURS = {
     "strata": "#d62728",
@@ -16,11 +16,22 @@ COLOURS = {
     "jemalloc": "#2ca02c",
     "tcmalloc": "#ff7f0e",
     "tbbmalloc": "#9467bd",
+    "malloc": "#7f7f7f",
+    "pmr::monotonic": "#1f77b4",
+    "pmr::unsynchronized_pool": "#2ca02c",
+    "mimalloc heap": "#17becf",
+    "bump arena": "#ff7f0e",
 }
+STRATA_SHADES = ["#d62728", "#ff9896", "#8c1c13"]
 
 
-def colour(allocator):
-    return COLOURS.get(allocator, "#17becf")
+def colour(column):
+    """An allocator's or strategy's colour; strata's own strategies in shades of red."""
+    if column in COLOURS:
+        return COLOURS[column]
+    if is_strata(column):
+        return STRATA_SHADES[sum(map(ord, column)) % len(STRATA_SHADES)]
+    return "#bcbd22"
 
 
 def save(figure, path):
@@ -32,7 +43,7 @@ def save(figure, path):
 def bar_chart(results, scenario, path):
     """Grouped bars (one group per metric, one bar per allocator, min–max whiskers),
     one panel per unit. Returns False when the scenario has no such metrics."""
-    allocators = results.measured_names()
+    allocators = results.columns(scenario["name"])
     labels = [l for l in results.metric_labels(scenario["name"])
               if not _is_series(results, scenario["name"], l)]
     units = []
@@ -76,7 +87,7 @@ def scaling_chart(results, scenario, path):
     name = scenario["name"]
     series_labels = {}
     for label in results.metric_labels(name):
-        for allocator in results.measured_names():
+        for allocator in results.columns(name):
             metric = results.metric(name, allocator, label)
             if metric and metric.series:
                 series_labels.setdefault(metric.series, []).append(label)
@@ -86,7 +97,7 @@ def scaling_chart(results, scenario, path):
     figure, axes = plt.subplots(1, len(series_labels), figsize=(5 * len(series_labels), 4),
                                 squeeze=False)
     for axis, (series, labels) in zip(axes[0], series_labels.items()):
-        for allocator in results.measured_names():
+        for allocator in results.columns(name):
             points = []
             for label in labels:
                 metric = results.metric(name, allocator, label)
@@ -118,7 +129,7 @@ def cdf_chart(results, scenario, path):
     figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.2 * rows), squeeze=False)
     for index, label in enumerate(labels):
         axis = axes[index // columns][index % columns]
-        for allocator in results.measured_names():
+        for allocator in results.columns(name):
             measurement = results.measurement(name, allocator)
             distribution = measurement.distributions.get(label) if measurement else None
             if not distribution or not distribution.get("quantiles"):
@@ -161,7 +172,8 @@ def phase_heatmap(results, scenarios, phase, path):
 
 
 def ratio_heatmap(results, rows, path):
-    """Allocators × headline metrics: each median divided by the best competitor's."""
+    """Allocators × headline metrics: each median divided by the best competitor's. In
+    a strategy scenario's column only strata's row has a cell: its own allocator's."""
     allocators = results.measured_names()
     if not rows or not allocators:
         return False
@@ -170,7 +182,10 @@ def ratio_heatmap(results, rows, path):
         row = []
         for scenario, label in rows:
             best = results.best_competitor(scenario, label)
-            metric = results.metric(scenario, allocator, label)
+            column = allocator
+            if results.compares_strategies(scenario):
+                column = results.strata_column(scenario) if allocator == "strata" else None
+            metric = results.metric(scenario, column, label) if column else None
             value = ratio_to_best(metric, best[1]) if best else None
             row.append(value if value is not None else float("nan"))
         grid.append(row)
@@ -197,7 +212,7 @@ def _draw_heatmap(grid, row_names, column_names, title, path, number_format):
 
 
 def _is_series(results, scenario, label):
-    for allocator in results.measured_names():
+    for allocator in results.columns(scenario):
         metric = results.metric(scenario, allocator, label)
         if metric:
             return bool(metric.series)
@@ -205,7 +220,7 @@ def _is_series(results, scenario, label):
 
 
 def _unit(results, scenario, label):
-    for allocator in results.measured_names():
+    for allocator in results.columns(scenario):
         metric = results.metric(scenario, allocator, label)
         if metric:
             return metric.unit
@@ -214,7 +229,7 @@ def _unit(results, scenario, label):
 
 def _all_medians(results, scenario, labels):
     medians = []
-    for allocator in results.measured_names():
+    for allocator in results.columns(scenario):
         for label in labels:
             metric = results.metric(scenario, allocator, label)
             if metric and metric.median is not None:

@@ -32,9 +32,14 @@ def scenario_section(results, scenario, out_dir):
     if scenario["status"] == "pending":
         lines += [f"**pending: {scenario['pending_on']}** — measured once that component exists.", ""]
         return lines
-    if not any(results.measurement(name, a) for a in results.measured_names()):
+    if not any(results.measurement(name, a) for a in results.columns(name)):
         lines += ["*No allocator produced a result for this scenario in this run.*", ""]
         return lines
+    if results.compares_strategies(name):
+        host = results.host(name)
+        lines += [f"*Columns are strategies, all measured in turn in the {host} worker "
+                  f"(its `malloc` is the malloc column and the upstream of the std::pmr "
+                  f"resources); **bold** marks the best strategy that is not strata's.*", ""]
     for text in (tables.metric_table(results, scenario), tables.distribution_table(results, scenario),
                  tables.fact_table(results, scenario)):
         if text:
@@ -60,7 +65,9 @@ def seed_section(results, seed, out_dir):
     claims = [c for c in seed["claims"] if any(s["name"] == c[0] for s in scenarios)]
     if claims and results.measured_names():
         lines += ["**This machine, same measurements** (medians; the seed's figures come from "
-                  "its own hardware):", "", tables.claims_table(results, claims), ""]
+                  "its own hardware):", ""]
+        for text in tables.claims_tables(results, claims):
+            lines += [text, ""]
     if seed["seed"] == "002":
         for phase in UNIFIED_PHASES:
             png = f"unified_heatmap_{phase}.png"
@@ -94,6 +101,14 @@ def report(results, out_dir):
         "medians over the measured repetitions, with (min–max); **bold** marks the best "
         "competitor. Latencies are P50 / P99 / max. Ratios are computed within this run. "
         "Regenerate with `scripts/bench.sh` (quick) or `scripts/bench.sh --full`.", "",
+        "strata's own allocators (session heap, frame allocator, pools) are not malloc "
+        "replacements, so they appear in *strategy scenarios* (`session/session-heap*`, "
+        "`frame/frame-arena*`, `cell/pool-*`): each seed's strategies (std::pmr resources, a "
+        "mimalloc heap, a plain bump arena, malloc) and strata's allocator take turns in one "
+        "worker per pass, that of the host allocator (glibc, the seeds' plain malloc), with "
+        "the same timers as the malloc scenarios; their tables have a column per strategy. "
+        "In the headline, such a row compares strata's allocator (named in the row) with the "
+        "best of the seed's strategies; the allocator columns do not apply there (·).", "",
         "## Machine", "", tables.machine_table(results), "",
         "## Allocators", "", tables.allocator_table(results), "",
     ]
@@ -117,9 +132,12 @@ def readme_section(results):
     return "\n".join([
         "### Latest benchmark", "",
         f"Machine: {machine_line(results)}. Each cell is that allocator's median divided by "
-        "the best competitor's (1.00× = best, higher = slower); the full report, with every "
-        "seed scenario, plots and the seeds' own figures beside ours, is "
-        "[report/REPORT.md](report/REPORT.md).", "",
+        "the best competitor's (1.00× = best, higher = slower). Rows of `session/session-heap*`, "
+        "`frame/frame-arena*` and `cell/pool-*` compare strata's own allocator (named in the "
+        "row) with the best of the seed's strategies (std::pmr resources, a mimalloc heap, a "
+        "bump arena, glibc's malloc), all measured in one glibc worker; there the allocator "
+        "columns do not apply (·). The full report, with every seed scenario, plots and the "
+        "seeds' own figures beside ours, is [report/REPORT.md](report/REPORT.md).", "",
         tables.headline_table(results, rows) if rows else "*No headline scenario in this run.*", "",
         "Regenerate: `scripts/bench.sh --readme README.md` (quick, a few minutes) or add "
         "`--full`; `build/release/bench/strata-bench/strata-bench --help` lists the scenarios.",

@@ -1,4 +1,9 @@
-"""Loads a strata-bench results.json and pools its records per scenario and allocator."""
+"""Loads a strata-bench results.json and pools its records per scenario and column.
+
+A column is an allocator, or, in a scenario that compares strategies (strata's session
+heap, frame allocator or pools against the seed's std::pmr resources, mimalloc heap, bump
+arena and malloc, all measured in one host allocator's worker), a strategy: such a
+record is split by the strategy each metric and distribution names."""
 
 import json
 import statistics
@@ -63,6 +68,23 @@ def pooled_fact(seen, value):
     return seen
 
 
+def is_strata(column):
+    """Whether an allocator or strategy column is strata's own."""
+    return column == "strata" or column.startswith("strata ")
+
+
+def split_by_strategy(record):
+    """(strategy, record) for each strategy a strategy scenario's record names; the
+    facts stay with the scenario."""
+    parts = {}
+    for member in ("metrics", "distributions"):
+        for raw in record.get(member, []):
+            part = parts.setdefault(raw.get("strategy", ""), {
+                "malloc_from": record.get("malloc_from", ""), "metrics": [], "distributions": []})
+            part[member].append(raw)
+    return list(parts.items())
+
+
 class Results:
     """The whole run: machine, allocators, scenarios and pooled measurements."""
 
@@ -72,9 +94,22 @@ class Results:
         self.allocators = document.get("allocators", [])
         self.scenarios = document.get("scenarios", [])
         self.measurements = {}
+        self.strategy_columns = {}
+        self.scenario_facts = {}
+        by_strategy = {s["name"] for s in self.scenarios if s.get("columns") == "strategies"}
         for record in document.get("results", []):
-            key = (record["scenario"], record["allocator"])
-            self.measurements.setdefault(key, Measurement()).add_record(record)
+            name = record["scenario"]
+            if name not in by_strategy:
+                key = (name, record["allocator"])
+                self.measurements.setdefault(key, Measurement()).add_record(record)
+                continue
+            facts = self.scenario_facts.setdefault(name, Measurement())
+            facts.add_record({"facts": record.get("facts", {})})
+            columns = self.strategy_columns.setdefault(name, [])
+            for strategy, part in split_by_strategy(record):
+                if strategy not in columns:
+                    columns.append(strategy)
+                self.measurements.setdefault((name, strategy), Measurement()).add_record(part)
 
     @classmethod
     def load(cls, path):
@@ -89,6 +124,29 @@ class Results:
         """Allocators that produced numbers, with strata moved last."""
         names = [a["name"] for a in self.allocators if a["status"] in ("measured", "failed")]
         return [n for n in names if n != "strata"] + [n for n in names if n == "strata"]
+
+    def compares_strategies(self, scenario):
+        return scenario in self.strategy_columns or any(
+            s["name"] == scenario and s.get("columns") == "strategies" for s in self.scenarios)
+
+    def columns(self, scenario):
+        """The columns of a scenario's tables: its strategies (strata's last) or the
+        allocators that produced numbers (strata last)."""
+        if not self.compares_strategies(scenario):
+            return self.measured_names()
+        names = self.strategy_columns.get(scenario, [])
+        return [n for n in names if not is_strata(n)] + [n for n in names if is_strata(n)]
+
+    def strata_column(self, scenario):
+        """strata's column of a scenario: the allocator, or its first strategy (the one
+        in default mode); None if it has none."""
+        if not self.compares_strategies(scenario):
+            return "strata" if "strata" in self.measured_names() else None
+        return next((n for n in self.strategy_columns.get(scenario, []) if is_strata(n)), None)
+
+    def host(self, scenario):
+        """The allocator whose worker measured a strategy scenario."""
+        return next((s.get("host", "") for s in self.scenarios if s["name"] == scenario), "")
 
     def allocator(self, name):
         return next(a for a in self.allocators if a["name"] == name)
@@ -115,6 +173,8 @@ class Results:
         return labels
 
     def fact_keys(self, scenario):
+        if scenario in self.scenario_facts:
+            return list(self.scenario_facts[scenario].facts)
         keys = []
         for (name, _), measurement in self.measurements.items():
             if name == scenario:
@@ -126,11 +186,11 @@ class Results:
         return measurement.metrics.get(label) if measurement else None
 
     def best_competitor(self, scenario, label):
-        """(allocator, median) of the best non-strata allocator for a metric, or None."""
+        """(column, median) of the best column that is not strata's for a metric, or None."""
         candidates = []
-        for name in self.measured_names():
+        for name in self.columns(scenario):
             metric = self.metric(scenario, name, label)
-            if name != "strata" and metric and metric.median is not None:
+            if not is_strata(name) and metric and metric.median is not None:
                 candidates.append((name, metric.median, metric.lower_is_better))
         if not candidates:
             return None

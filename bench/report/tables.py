@@ -2,7 +2,7 @@
 claims beside this machine's numbers, and the headline ratios."""
 
 from number_format import fact, metric_cell, number, ratio
-from results_model import ratio_to_best
+from results_model import is_strata, ratio_to_best
 
 
 def table(header, rows):
@@ -52,9 +52,10 @@ def allocator_table(results):
 
 
 def metric_table(results, scenario):
-    """Rows = metric labels, columns = allocators; median (min–max); best in bold."""
+    """Rows = metric labels, columns = allocators or strategies; median (min–max); the
+    best competitor in bold."""
     name = scenario["name"]
-    allocators = results.measured_names()
+    allocators = results.columns(name)
     rows = []
     for label in results.metric_labels(name):
         best = results.best_competitor(name, label)
@@ -72,9 +73,9 @@ def metric_table(results, scenario):
 
 
 def distribution_table(results, scenario):
-    """Rows = distribution labels, columns = allocators; P50 / P99 / max in ns."""
+    """Rows = distribution labels, columns = allocators or strategies; P50 / P99 / max in ns."""
     name = scenario["name"]
-    allocators = results.measured_names()
+    allocators = results.columns(name)
     rows = []
     for label in results.distribution_labels(name):
         cells = []
@@ -88,6 +89,10 @@ def distribution_table(results, scenario):
 
 def fact_table(results, scenario):
     name = scenario["name"]
+    if name in results.scenario_facts:
+        facts = results.scenario_facts[name].facts
+        rows = [[key, fact(value)] for key, value in facts.items()]
+        return table(["check", f"{results.host(name)} worker"], rows) if rows else ""
     allocators = results.measured_names()
     rows = []
     for key in results.fact_keys(name):
@@ -110,8 +115,18 @@ def claim_value(results, scenario, label, statistic, allocator):
     return distribution.get(statistic) if distribution else None
 
 
-def claims_table(results, claims):
-    allocators = results.measured_names()
+def claims_tables(results, claims):
+    """The seed's figures beside this machine's: one table for the scenarios whose
+    columns are allocators, one per scenario whose columns are strategies."""
+    groups = {}
+    for claim in claims:
+        key = claim[0] if results.compares_strategies(claim[0]) else ""
+        groups.setdefault(key, []).append(claim)
+    return [claims_table(results, group, results.columns(key) if key else results.measured_names())
+            for key, group in groups.items()]
+
+
+def claims_table(results, claims, allocators):
     rows = []
     for scenario, label, statistic, seed_figure in claims:
         unit = _claim_unit(results, scenario, label, statistic)
@@ -124,7 +139,7 @@ def claims_table(results, claims):
 def _claim_unit(results, scenario, label, statistic):
     if statistic != "median":
         return "ns"
-    for allocator in results.measured_names():
+    for allocator in results.columns(scenario):
         metric = results.metric(scenario, allocator, label)
         if metric:
             return metric.unit
@@ -133,8 +148,11 @@ def _claim_unit(results, scenario, label, statistic):
 
 def headline_table(results, rows):
     """Each headline metric as a ratio to the best competitor (1.00× = best; higher is
-    slower), strata's column included (pending until its override library is built)."""
-    competitors = [a for a in results.measured_names() if a != "strata"]
+    slower), strata's column included (pending until its override library is built).
+    In a row of a strategy scenario the best competitor is the best of the seed's
+    strategies, the allocator columns do not apply, and strata's cell is its own
+    allocator's (named in the row)."""
+    competitors = [a for a in results.measured_names() if not is_strata(a)]
     strata = results.allocator("strata") if "strata" in results.allocator_names() else None
     header = ["scenario", "metric", "best competitor"] + competitors + ["strata"]
     lines = []
@@ -143,10 +161,18 @@ def headline_table(results, rows):
         if best is None:
             continue
         unit = _claim_unit(results, scenario, label, "median")
-        cells = [ratio(ratio_to_best(results.metric(scenario, a, label), best[1])) for a in competitors]
-        if strata and strata["status"] in ("measured", "failed"):
-            strata_cell = ratio(ratio_to_best(results.metric(scenario, "strata", label), best[1]))
+        if results.compares_strategies(scenario):
+            own = results.strata_column(scenario)
+            cells = ["·"] * len(competitors)
+            strata_cell = ratio(ratio_to_best(results.metric(scenario, own, label), best[1]))
+            label = f"{label} ({own})"
         else:
-            strata_cell = "pending" if strata is None or strata["status"] == "pending" else strata["status"]
+            cells = [ratio(ratio_to_best(results.metric(scenario, a, label), best[1]))
+                     for a in competitors]
+            if strata and strata["status"] in ("measured", "failed"):
+                strata_cell = ratio(ratio_to_best(results.metric(scenario, "strata", label), best[1]))
+            else:
+                strata_cell = ("pending" if strata is None or strata["status"] == "pending"
+                               else strata["status"])
         lines.append([f"`{scenario}`", label, f"{best[0]} {number(best[1])} {unit}"] + cells + [strata_cell])
     return table(header, lines)

@@ -98,15 +98,27 @@ void run_one_worker(const bench_options& options, allocator_run& run,
   }
 }
 
+// The allocator whose worker runs the scenarios that compare strategies: glibc (the
+// seeds' "plain malloc", and the upstream of their std::pmr resources) when it is
+// measured, else the first allocator that is; empty if none is.
+std::string strategy_host(const std::vector<allocator_run>& runs) {
+  std::string host;
+  for (const allocator_run& run : runs) {
+    if (run.status != "measured") continue;
+    if (host.empty() || run.entry.name == "glibc") host = run.entry.name;
+  }
+  return host;
+}
+
 // One pass of one allocator, `rounds` measured rounds: each warm scenario in a
 // worker of its own, so that what one scenario leaves behind (memory faulted in
 // or never touched, scattered free lists) does not land on the next; each cold
-// scenario in a fresh worker per round.
+// scenario in a fresh worker per round. Strategy scenarios run in the host's pass only.
 void measure_pass(const bench_options& options, const std::vector<const scenario*>& scenarios,
-                  allocator_run& run, int rounds, const std::string& label,
+                  allocator_run& run, bool is_host, int rounds, const std::string& label,
                   progress_line& progress) {
   for (const scenario* each : scenarios) {
-    if (each->run == nullptr) continue;
+    if (each->run == nullptr || (each->compares_strategies && !is_host)) continue;
     const int workers = each->fresh_process ? rounds : 1;
     const int rounds_each = each->fresh_process ? 1 : rounds;
     for (int worker = 0; worker < workers; ++worker) {
@@ -127,8 +139,9 @@ std::string utc_now() {
   return text;
 }
 
-// Writes the scenario list, with each scenario's status.
-void write_scenarios(json_writer& out, const std::vector<const scenario*>& scenarios) {
+// Writes the scenario list, with each scenario's status and what its columns are.
+void write_scenarios(json_writer& out, const std::vector<const scenario*>& scenarios,
+                     const std::string& host) {
   out.key("scenarios");
   out.begin_array();
   for (const scenario* each : scenarios) {
@@ -149,6 +162,12 @@ void write_scenarios(json_writer& out, const std::vector<const scenario*>& scena
     }
     out.key("fresh_process");
     out.value(each->fresh_process);
+    out.key("columns");
+    out.value(each->compares_strategies ? "strategies" : "allocators");
+    if (each->compares_strategies) {
+      out.key("host");
+      out.value(host);
+    }
     out.end_object();
   }
   out.end_array();
@@ -184,7 +203,8 @@ void write_allocators(json_writer& out, const std::vector<allocator_run>& runs) 
 // The whole results document.
 std::string results_document(const bench_options& options, int argc, char** argv,
                              const std::vector<const scenario*>& scenarios,
-                             const std::vector<allocator_run>& runs, double seconds) {
+                             const std::vector<allocator_run>& runs, const std::string& host,
+                             double seconds) {
   json_writer out;
   out.begin_object();
   out.key("schema");
@@ -206,7 +226,7 @@ std::string results_document(const bench_options& options, int argc, char** argv
       packages.push_back(run.entry.package);
   }
   write_machine_info(out, packages);
-  write_scenarios(out, scenarios);
+  write_scenarios(out, scenarios, host);
   write_allocators(out, runs);
   out.end_object();
   return out.text();
@@ -240,6 +260,7 @@ int run_driver(const bench_options& options, int argc, char** argv) {
   }
   // The allocators take turns, pass after pass, each pass with its share of the rounds.
   const int passes = pass_count(options);
+  const std::string host = strategy_host(runs);
   for (int pass = 0; pass < passes; ++pass) {
     const int rounds =
         measured_rounds(options) / passes + (pass < measured_rounds(options) % passes);
@@ -247,7 +268,7 @@ int run_driver(const bench_options& options, int argc, char** argv) {
       if (run.status == "pending" || run.status == "skipped") continue;
       const std::string label = "[pass " + std::to_string(pass + 1) + "/" + std::to_string(passes) +
                                 " " + run.entry.name + "]";
-      measure_pass(options, scenarios, run, rounds, label, progress);
+      measure_pass(options, scenarios, run, run.entry.name == host, rounds, label, progress);
     }
   }
   progress.finish();
@@ -255,7 +276,8 @@ int run_driver(const bench_options& options, int argc, char** argv) {
 
   std::filesystem::create_directories(options.out_dir);
   const std::string results_path = options.out_dir + "/results.json";
-  const std::string document = results_document(options, argc, argv, scenarios, runs, seconds);
+  const std::string document =
+      results_document(options, argc, argv, scenarios, runs, host, seconds);
   std::ofstream(results_path) << document << '\n';
   std::fprintf(stderr, "strata-bench: %.0f s; wrote %s\n", seconds, results_path.c_str());
   for (const allocator_run& run : runs) {

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "cycle_clock.hpp"
+#include "frame_shapes.hpp"
 #include "optimizer_barrier.hpp"
 #include "size_label.hpp"
 #include "thread_team.hpp"
@@ -29,28 +29,6 @@ double allocation_only_ns(std::vector<void*>& blocks, std::size_t size) {
   const double elapsed = monotonic_ns() - start;
   for (void* block : blocks) std::free(block);
   return elapsed / static_cast<double>(blocks.size());
-}
-
-// A game frame: how many allocations it makes and how many bytes they add up to.
-struct frame_shape {
-  const char* name;
-  int allocations;
-  std::size_t total_bytes;
-};
-
-// Sizes for one frame: uniform around the mean, adjusted so they sum to the total.
-std::vector<std::size_t> frame_sizes(const frame_shape& shape) {
-  const std::size_t mean = shape.total_bytes / static_cast<std::size_t>(shape.allocations);
-  std::vector<std::size_t> sizes(static_cast<std::size_t>(shape.allocations), mean);
-  std::mt19937_64 random(7);
-  std::uniform_int_distribution<std::size_t> swing(0, mean / 2);
-  for (std::size_t i = 0; i + 1 < sizes.size(); i += 2) {
-    const std::size_t delta = swing(random);
-    sizes[i] += delta;
-    sizes[i + 1] -= delta;
-  }
-  sizes.back() += shape.total_bytes - mean * sizes.size();
-  return sizes;
 }
 
 // Nanoseconds for one frame: allocate every block, write its first byte, free them all.
@@ -104,12 +82,9 @@ void frame_batch(const run_settings& settings, recorder& out) {
 
 // Physics (800 allocations, 95 KB), particles (10,000, 640 KB) and UI (200, 32 KB) frames.
 void frame_realistic(const run_settings& settings, recorder& out) {
-  const frame_shape shapes[] = {{"physics: 800 allocs, 95 KB", 800, 95 * 1024},
-                                {"particles: 10,000 allocs, 640 KB", 10'000, 640 * 1024},
-                                {"UI: 200 allocs, 32 KB", 200, 32 * 1024}};
   const int frames = settings.full ? 500 : 100;
   run_rounds(settings, [&](bool measured) {
-    for (const frame_shape& shape : shapes) {
+    for (const frame_shape& shape : realistic_frames) {
       const std::vector<std::size_t> sizes = frame_sizes(shape);
       std::vector<char*> blocks(sizes.size());
       double total = 0;

@@ -4,18 +4,23 @@
 
 namespace strata_bench {
 
-// The metric with this label, appended to the list the first time it is named.
-metric_series& recorder::series_for(const std::string& label) {
+// The metric of this strategy and label, appended the first time it is named.
+metric_series& recorder::series_for(const std::string& strategy, const std::string& label) {
   for (auto& metric : metrics_) {
-    if (metric.label == label) return metric;
+    if (metric.strategy == strategy && metric.label == label) return metric;
   }
-  metrics_.push_back(metric_series{label, "", better::lower, "", 0, {}});
+  metrics_.push_back(metric_series{strategy, label, "", better::lower, "", 0, {}});
   return metrics_.back();
 }
 
 void recorder::add(const std::string& label, const std::string& unit, double value,
                    better direction) {
-  metric_series& metric = series_for(label);
+  add_for("", label, unit, value, direction);
+}
+
+void recorder::add_for(const std::string& strategy, const std::string& label,
+                       const std::string& unit, double value, better direction) {
+  metric_series& metric = series_for(strategy, label);
   metric.unit = unit;
   metric.direction = direction;
   metric.values.push_back(value);
@@ -24,17 +29,36 @@ void recorder::add(const std::string& label, const std::string& unit, double val
 void recorder::add_point(const std::string& series, double x, const std::string& label,
                          const std::string& unit, double value, better direction) {
   add(label, unit, value, direction);
-  metric_series& metric = series_for(label);
+  metric_series& metric = series_for("", label);
+  metric.series = series;
+  metric.x = x;
+}
+
+void recorder::add_point_for(const std::string& strategy, const std::string& series, double x,
+                             const std::string& label, const std::string& unit, double value) {
+  add_for(strategy, label, unit, value);
+  metric_series& metric = series_for(strategy, label);
   metric.series = series;
   metric.x = x;
 }
 
 std::vector<double>& recorder::latency(const std::string& label) {
+  return latency_for("", label);
+}
+
+std::vector<double>& recorder::latency_for(const std::string& strategy, const std::string& label) {
   for (auto& latency : latencies_) {
-    if (latency.label == label) return latency.samples_ns;
+    if (latency.strategy == strategy && latency.label == label) return latency.samples_ns;
   }
-  latencies_.push_back(latency_samples{label, {}});
+  latencies_.push_back(latency_samples{strategy, label, {}});
   return latencies_.back().samples_ns;
+}
+
+// Writes the strategy member of a metric or distribution that has one.
+static void write_strategy(json_writer& out, const std::string& strategy) {
+  if (strategy.empty()) return;
+  out.key("strategy");
+  out.value(strategy);
 }
 
 void recorder::fact(const std::string& key, std::variant<double, std::string, bool> value) {
@@ -47,6 +71,7 @@ static void write_metrics(json_writer& out, const std::vector<metric_series>& me
   out.begin_array();
   for (const auto& metric : metrics) {
     out.begin_object();
+    write_strategy(out, metric.strategy);
     out.key("label");
     out.value(metric.label);
     out.key("unit");
@@ -75,6 +100,7 @@ static void write_distributions(json_writer& out, const std::deque<latency_sampl
   for (const auto& latency : latencies) {
     const distribution_summary summary = summarize(latency.samples_ns);
     out.begin_object();
+    write_strategy(out, latency.strategy);
     out.key("label");
     out.value(latency.label);
     out.key("unit");

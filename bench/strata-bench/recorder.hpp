@@ -1,5 +1,7 @@
 // What one scenario measured in one process: metrics (one value per repetition),
-// latency distributions (many samples) and facts (checks and counts).
+// latency distributions (many samples) and facts (checks and counts). A scenario that
+// compares strategies (a session heap against std::pmr resources, say) names the
+// strategy of each metric and distribution; the report gives each strategy a column.
 #pragma once
 
 #include <deque>
@@ -17,6 +19,7 @@ enum class better { lower, higher };
 // One labelled quantity measured once per repetition. `series` and `x` place it on a
 // line plot (for example series "64 B", x = thread count); x is 0 when not on one.
 struct metric_series {
+  std::string strategy;  // empty in a scenario whose columns are allocators
   std::string label;
   std::string unit;
   better direction = better::lower;
@@ -27,6 +30,7 @@ struct metric_series {
 
 // Per-operation samples of one labelled latency, in nanoseconds.
 struct latency_samples {
+  std::string strategy;
   std::string label;
   std::vector<double> samples_ns;
 };
@@ -41,6 +45,12 @@ class recorder {
                  const std::string& unit, double value, better direction = better::lower);
   // The sample vector of the latency distribution with this label (created on first use).
   std::vector<double>& latency(const std::string& label);
+  // As add() and latency(), for one strategy of a scenario that compares strategies.
+  void add_for(const std::string& strategy, const std::string& label, const std::string& unit,
+               double value, better direction = better::lower);
+  std::vector<double>& latency_for(const std::string& strategy, const std::string& label);
+  void add_point_for(const std::string& strategy, const std::string& series, double x,
+                     const std::string& label, const std::string& unit, double value);
   // Records a check or a count; the last value for a key wins.
   void fact(const std::string& key, std::variant<double, std::string, bool> value);
 
@@ -48,7 +58,7 @@ class recorder {
   void write_members(json_writer& out) const;
 
  private:
-  metric_series& series_for(const std::string& label);
+  metric_series& series_for(const std::string& strategy, const std::string& label);
 
   std::vector<metric_series> metrics_;
   std::deque<latency_samples> latencies_;  // deque: references stay valid as it grows

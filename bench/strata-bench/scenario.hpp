@@ -18,7 +18,11 @@ struct run_settings {
 using scenario_function = void (*)(const run_settings&, recorder&);
 
 // One row of the scenario registry. A scenario whose `run` is null waits for a strata
-// component (`pending_on`) and appears in the report as pending.
+// component (`pending_on`) and appears in the report as pending. A scenario that
+// compares strategies (strata's session heap, frame arena or pools against the seed's
+// std::pmr resources, mimalloc heap, bump arena and plain malloc) runs in one worker
+// per pass, the host allocator's (glibc when it is in the run), and the report gives
+// each strategy a column where the other scenarios give each allocator one.
 struct scenario {
   std::string_view name;         // "<seed system>/<case>", matched by --only
   std::string_view seed;         // the seed report's number: "000" ... "004"
@@ -26,7 +30,8 @@ struct scenario {
   std::string_view description;  // what exactly is measured
   scenario_function run = nullptr;
   std::string_view pending_on = {};
-  bool fresh_process = false;  // measured once per new process (cold start)
+  bool fresh_process = false;        // measured once per new process (cold start)
+  bool compares_strategies = false;  // columns are strategies, run in the host's worker
 };
 
 // Every scenario, in report order.

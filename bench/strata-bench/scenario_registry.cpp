@@ -1,6 +1,7 @@
 // The scenario registry: every table of the five seed reports, in report order. To add
 // a scenario, write its function (workloads.hpp) and add one row here; a row without a
-// function names the strata component it waits for and is reported as pending.
+// function names the strata component it waits for and is reported as pending. A row
+// ending in `strategies` compares strata's own allocator with the seed's strategies.
 #include <array>
 
 #include "scenario.hpp"
@@ -10,9 +11,7 @@ namespace strata_bench {
 
 namespace {
 
-constexpr std::string_view frame_arena = "strata frame allocator (issue 5)";
-constexpr std::string_view session_heap = "strata session heap (issue 5)";
-constexpr std::string_view pools = "strata pools (issue 5)";
+constexpr bool strategies = true;
 constexpr std::string_view gpu = "strata GPU allocators (gpu/, not yet filed)";
 
 constexpr auto registry = std::to_array<scenario>({
@@ -25,8 +24,19 @@ constexpr auto registry = std::to_array<scenario>({
      xsigma_4k_batch,
      {},
      true},
+    {"xsigma/4k-x10000-cold-touched",
+     "000",
+     "10,000 x 4 KB written once, cold process",
+     "as 4k-x10000-cold, but each block's first and last byte is written as it is allocated, "
+     "so every page it spans is faulted in (the realistic case); one process per repetition",
+     xsigma_4k_batch_touched,
+     {},
+     true},
     {"xsigma/4k-x10000-warm", "000", "10,000 x 4 KB, warm",
      "10,000 separate malloc(4096) then 10,000 frees, after warm-up rounds", xsigma_4k_batch},
+    {"xsigma/4k-x10000-warm-touched", "000", "10,000 x 4 KB written once, warm",
+     "as 4k-x10000-warm, but each block's first and last byte is written as it is allocated",
+     xsigma_4k_batch_touched},
     {"xsigma/alignment", "000", "Aligned allocation 16-1024 B",
      "posix_memalign of 1,000 x 256 B at each alignment, then the frees; every address checked",
      xsigma_alignment},
@@ -66,8 +76,24 @@ constexpr auto registry = std::to_array<scenario>({
     {"cell/random-traversal", "001", "Random traversal of 100,000 objects",
      "100,000 separately allocated 64-byte objects read in a fixed random order",
      cell_random_traversal},
-    {"cell/pool-traversal", "001", "Traversal of pool-allocated objects",
-     "the same traversals over a strata fixed-size pool", nullptr, pools},
+    {"cell/pool-traversal",
+     "001",
+     "Traversal of objects from strata's fixed-size pool",
+     "the traversals above (64-byte objects, 1,000 in order, 100,000 in a fixed random order) "
+     "over objects from strata::fixed_pool, beside the same objects from separate malloc calls",
+     pool_traversal,
+     {},
+     false,
+     strategies},
+    {"cell/pool-pairs",
+     "001",
+     "One 64-byte object allocated and freed: pools",
+     "create+destroy of strata::object_pool<T>, allocate+deallocate of strata::fixed_pool and "
+     "std::pmr::unsynchronized_pool_resource, malloc+free; averaged",
+     pool_pairs,
+     {},
+     false,
+     strategies},
 
     // 002 Unified Allocator
     {"unified/small", "002", "Small blocks (< 1 MB)",
@@ -105,8 +131,37 @@ constexpr auto registry = std::to_array<scenario>({
     {"session/overflow", "003", "Overflow: 100 messages into a 4 KB buffer",
      "std::pmr::monotonic_buffer_resource, 4 KB initial buffer, upstream operator new",
      session_overflow},
-    {"session/session-heap", "003", "strata session heap: bursts, overflow, destroy",
-     "the seed's strategy C on strata's own heap", nullptr, session_heap},
+    {"session/session-heap",
+     "003",
+     "strata session heap and the seed's strategies: bursts",
+     "bursts of 100-10,000 256-byte messages from each strategy in turn; per-message time of "
+     "a burst (burst time / messages), P50 and P99 over the bursts of a repetition; buffers "
+     "of 64 MB are rewound and heap blocks freed after each burst, untimed",
+     session_heap_bursts,
+     {},
+     false,
+     strategies},
+    {"session/session-heap-latency",
+     "003",
+     "strata session heap and the seed's strategies: single allocation, free",
+     "one 256-byte allocation timed alone (rdtsc between lfences, timer overhead subtracted); "
+     "free of one message on the allocating thread and on a second thread (not for the "
+     "std::pmr resources, which are not thread-safe)",
+     session_heap_latency,
+     {},
+     false,
+     strategies},
+    {"session/session-heap-lifetime",
+     "003",
+     "strata session heap and the seed's strategies: cleanup, overflow, destroy",
+     "cleanup of a session of 1,000 messages (destroy(), release(), mi_heap_destroy or 1,000 "
+     "frees); 100 messages into a fresh session with a 4 KB buffer (overflow: the heap or "
+     "operator new serves the rest); the end of a session holding 1, 16 or 64 MiB of "
+     "messages, every message written once",
+     session_heap_lifetime,
+     {},
+     false,
+     strategies},
 
     // 004 framealloc
     {"frame/single-sizes", "004", "Single allocation, 64 B-64 KB",
@@ -121,8 +176,28 @@ constexpr auto registry = std::to_array<scenario>({
     {"frame/alignment-stress", "004", "Alignment stress: 7/31/63-byte mix",
      "1,000 allocations cycling 7, 31, 63 B; time and waste from malloc_usable_size",
      frame_alignment_stress},
-    {"frame/frame-arena", "004", "strata frame arena: single, batch API, frames, minimal, prefetch",
-     "framealloc's own column on strata's frame allocator", nullptr, frame_arena},
+    {"frame/frame-arena",
+     "004",
+     "strata frame allocator and the seed's strategies: sizes, batches, frames",
+     "strata::frame_allocator in default mode (tags and byte counts) and minimal mode, "
+     "std::pmr::monotonic_buffer_resource, a plain bump arena and malloc: one allocation of "
+     "64 B-64 KB averaged over frames of 1,000; 1,000 x 64 B by one call each, by the batch "
+     "API and as one contiguous block; the three realistic frames (allocate, write the first "
+     "byte, end the frame)",
+     frame_arena_frames,
+     {},
+     false,
+     strategies},
+    {"frame/frame-arena-stress",
+     "004",
+     "strata frame allocator and the seed's strategies: threads, alignment",
+     "1 to N threads (N = the CPUs this process may use), each running frames of 1,000 x 64 B "
+     "(one frame allocator shared, the others one per thread); 1,000 allocations cycling 7, "
+     "31, 63 B at alignment 1 and 8, time and waste (padding / bytes occupied)",
+     frame_arena_stress,
+     {},
+     false,
+     strategies},
 });
 
 }  // namespace

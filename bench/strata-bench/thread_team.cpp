@@ -10,7 +10,10 @@
 
 namespace strata_bench {
 
-std::vector<int> allowed_cpus() {
+namespace {
+
+// The CPUs the calling thread may run on now.
+std::vector<int> affinity_of_calling_thread() {
   cpu_set_t set;
   CPU_ZERO(&set);
   std::vector<int> cpus;
@@ -22,8 +25,17 @@ std::vector<int> allowed_cpus() {
   return cpus;
 }
 
+}  // namespace
+
+// Read once, before the worker pins its main thread to one CPU: asked afterwards, the
+// main thread's affinity would say one CPU and every team would shrink to one thread.
+std::vector<int> allowed_cpus() {
+  static const std::vector<int> cpus = affinity_of_calling_thread();
+  return cpus;
+}
+
 bool pin_current_thread(int index) {
-  static const std::vector<int> cpus = allowed_cpus();
+  const std::vector<int> cpus = allowed_cpus();
   if (cpus.empty()) return false;
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -6,7 +6,7 @@
 
 namespace strata_bench {
 
-// The CPUs this process may run on.
+// The CPUs this process may run on (as at its first call, before any pinning).
 std::vector<int> allowed_cpus();
 
 // Pins the calling thread to the `index`-th allowed CPU (round robin); false if refused.

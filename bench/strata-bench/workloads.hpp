@@ -1,6 +1,7 @@
 // The scenario functions, one group per seed report. Each runs warm-up and measured
 // rounds itself and records through plain malloc/free/new/delete, so whichever
-// allocator the process was started with serves every allocation.
+// allocator the process was started with serves every allocation; the strategy
+// scenarios also call the seeds' strategies and strata's own allocators directly.
 #pragma once
 
 #include "scenario.hpp"
@@ -9,6 +10,7 @@ namespace strata_bench {
 
 // 000 XSigma
 void xsigma_4k_batch(const run_settings&, recorder&);
+void xsigma_4k_batch_touched(const run_settings&, recorder&);
 void xsigma_alignment(const run_settings&, recorder&);
 void xsigma_large_blocks(const run_settings&, recorder&);
 void xsigma_four_threads_mixed(const run_settings&, recorder&);
@@ -21,6 +23,8 @@ void cell_large_pairs(const run_settings&, recorder&);
 void cell_thread_scaling(const run_settings&, recorder&);
 void cell_sequential_traversal(const run_settings&, recorder&);
 void cell_random_traversal(const run_settings&, recorder&);
+void pool_traversal(const run_settings&, recorder&);  // strategies: strata pool, malloc
+void pool_pairs(const run_settings&, recorder&);
 
 // 002 Unified Allocator (host malloc side)
 void unified_small(const run_settings&, recorder&);
@@ -38,6 +42,10 @@ void session_free_latency(const run_settings&, recorder&);
 void session_producer_consumer(const run_settings&, recorder&);
 void session_cleanup(const run_settings&, recorder&);
 void session_overflow(const run_settings&, recorder&);
+// strategies: strata session heap, pmr monotonic and pool, mimalloc heap, malloc
+void session_heap_bursts(const run_settings&, recorder&);
+void session_heap_latency(const run_settings&, recorder&);
+void session_heap_lifetime(const run_settings&, recorder&);
 
 // 004 framealloc (malloc baselines)
 void frame_single_sizes(const run_settings&, recorder&);
@@ -45,5 +53,8 @@ void frame_batch(const run_settings&, recorder&);
 void frame_realistic(const run_settings&, recorder&);
 void frame_thread_scaling(const run_settings&, recorder&);
 void frame_alignment_stress(const run_settings&, recorder&);
+// strategies: strata frame allocator (default, minimal), pmr monotonic, bump arena, malloc
+void frame_arena_frames(const run_settings&, recorder&);
+void frame_arena_stress(const run_settings&, recorder&);
 
 }  // namespace strata_bench
