@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "heap/heap.hpp"
+#include "heap/heap_internal.hpp"
 #include "strata/strata.h"
 
 using namespace strata::heap;
@@ -42,10 +42,7 @@ bool checked_multiply(std::size_t count, std::size_t size, std::size_t* out) {
 
 void* zeroed(heap* h, std::size_t count, std::size_t size) {
   std::size_t total;
-  if (!checked_multiply(count, size, &total)) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  if (!checked_multiply(count, size, &total)) return allocation_error(ENOMEM, "calloc", size, 0);
   // Memory fresh from the OS (or purged) reads as zeros already: a large
   // calloc then touches no page the program does not.
   bool known_zero = false;
@@ -62,10 +59,8 @@ void* resize(heap* h, void* p, std::size_t size) {
     errno = EINVAL;  // not strata's: cannot know its size
     return nullptr;
   }
-  if (size > largest_request()) {  // no block can grow that far: `p` stays as it is
-    errno = ENOMEM;
-    return nullptr;
-  }
+  if (size > largest_request())  // no block can grow that far: `p` stays as it is
+    return allocation_error(ENOMEM, "realloc", size, 0);
   std::size_t usable = usable_size(p);
   // Shrinking to at least half keeps the block; growing tries in place first.
   if (size <= usable && size >= usable / 2) return p;
@@ -88,19 +83,13 @@ void* strata_malloc(size_t size) noexcept {
 
 void* strata_calloc(size_t count, size_t size) noexcept {
   heap* h = default_heap();
-  if (h == nullptr) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  if (h == nullptr) return allocation_error(ENOMEM, "calloc", size, 0);
   return zeroed(h, count, size);
 }
 
 void* strata_realloc(void* p, size_t size) noexcept {
   heap* h = default_heap();
-  if (h == nullptr) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  if (h == nullptr) return allocation_error(ENOMEM, "realloc", size, 0);
   return resize(h, p, size);
 }
 
@@ -116,10 +105,7 @@ void* strata_malloc_aligned(size_t size, size_t alignment) noexcept {
   if (void* p = heap_malloc_aligned_fast(tls_heap, size, alignment); STRATA_LIKELY(p != nullptr))
     return p;
   heap* h = default_heap();
-  if (h == nullptr) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  if (h == nullptr) return allocation_error(ENOMEM, "malloc_aligned", size, alignment);
   return heap_malloc_aligned(h, size, alignment);
 }
 

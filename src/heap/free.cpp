@@ -1,10 +1,6 @@
 // Free slow paths: the last block of a page, flagged pages, huge blocks, and
 // frees from other threads, which are batched per destination page and posted
 // with one compare-exchange per batch.
-#include <unistd.h>
-#include <cstdio>
-#include <cstdlib>
-
 #include "heap/heap_internal.hpp"
 
 namespace strata::heap {
@@ -201,39 +197,6 @@ void page_owner_frees_wrapped(page* pg, std::uint64_t counts) noexcept {
 void remote_flush_all(thread_context* ctx) {
   for (remote_batch& batch : ctx->batches)
     if (batch.count != 0) flush(ctx, batch);
-}
-
-void heap_corruption(const char* what, const void* p) {
-  char line[160];
-  int n = std::snprintf(line, sizeof(line), "strata: heap corruption: %s (pointer %p)\n", what, p);
-  if (n > 0) {
-    ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<std::size_t>(n));
-    (void)ignored;
-  }
-  std::abort();
-}
-
-void heap_corruption_at(const char* what, const page* pg, const void* p) {
-  char line[256];
-  int n;
-  if (pg->slice_count != 0 && pg->size_class < class_count)
-    n = std::snprintf(
-        line, sizeof(line),
-        "strata: heap corruption: %s (pointer %p, in a page of %zu-byte blocks at %p)\n", what, p,
-        pg->block_size, static_cast<const void*>(pg->area));
-  else if (pg->slice_count != 0)
-    n = std::snprintf(line, sizeof(line),
-                      "strata: heap corruption: %s (pointer %p, huge block of %zu bytes at %p)\n",
-                      what, p, pg->block_size, static_cast<const void*>(pg->area));
-  else
-    n = std::snprintf(line, sizeof(line),
-                      "strata: heap corruption: %s (pointer %p, not inside a live page)\n", what,
-                      p);
-  if (n > 0) {
-    ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<std::size_t>(n));
-    (void)ignored;
-  }
-  std::abort();
 }
 
 }  // namespace strata::heap

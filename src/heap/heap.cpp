@@ -177,19 +177,13 @@ void page_settle(heap* h, page* pg) {
 void* malloc_refill(heap* h, std::size_t size) noexcept {
   if (h == &empty_heap) {
     h = thread_heap_init();
-    if (h == nullptr) {
-      errno = ENOMEM;
-      return nullptr;
-    }
+    if (h == nullptr) return allocation_error(ENOMEM, "malloc", size, 0);
     return heap_malloc(h, size);
   }
   purger_start_if_needed();  // first: pthread_create's own malloc then finds the heap as it is
   std::size_t cls = size_class_of(size);
   page* pg = find_page(h, cls);
-  if (pg == nullptr) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  if (pg == nullptr) return allocation_error(ENOMEM, "malloc", size, 0);
   thread_deferred_work(h);  // after the reuse: a purge never takes memory about to be used
   return page_has_map(pg) ? page_take(pg) : page_pop(pg);
 }
@@ -201,17 +195,12 @@ void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept {
 
 void* malloc_huge_zeroed(heap* h, std::size_t size, std::size_t alignment, bool* zeroed) noexcept {
   *zeroed = false;
-  if (h == &empty_heap && (h = thread_heap_init()) == nullptr) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  if (h == &empty_heap && (h = thread_heap_init()) == nullptr)
+    return allocation_error(ENOMEM, "malloc", size, alignment);
   purger_start_if_needed();
   segment* seg = huge_segment_acquire(size, alignment, zeroed);
   thread_deferred_work(h);  // after taking a cached segment, so it is not purged first
-  if (seg == nullptr) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  if (seg == nullptr) return allocation_error(ENOMEM, "malloc", size, alignment);
   page* pg = &seg->pages[0];
   pg->owner_heap.store(h, std::memory_order_relaxed);
   pg->owner.store(h->context->thread_id | page_in_full, std::memory_order_relaxed);
@@ -222,10 +211,8 @@ void* malloc_huge_zeroed(heap* h, std::size_t size, std::size_t alignment, bool*
 }
 
 void* heap_malloc_aligned(heap* h, std::size_t size, std::size_t alignment) noexcept {
-  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
-    errno = EINVAL;
-    return nullptr;
-  }
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+    return allocation_error(EINVAL, "malloc_aligned", size, alignment);
   if (alignment <= min_block_size) return heap_malloc(h, size);
   // A huge segment places its block at any alignment below the segment size.
   if (size > medium_max || alignment > slice_size) return malloc_huge(h, size, alignment);

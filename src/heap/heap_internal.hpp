@@ -74,6 +74,9 @@ void thread_purge_segment(thread_context* ctx, segment* seg);
 // Hand a segment left empty to the shared cache (whose delay the purge thread
 // keeps), unless it is the thread's last one.
 void thread_release_if_empty(thread_context* ctx, segment* seg);
+// Set errno to `error` and return null; with STRATA_SHOW_ERRORS also print one
+// line naming the call, the size and (when not 0) the alignment asked for.
+void* allocation_error(int error, const char* call, std::size_t size, std::size_t alignment);
 // Report detected heap corruption (one line) and abort.
 [[noreturn]] void heap_corruption(const char* what, const void* p);
 // The same, naming the page the pointer falls in.

@@ -122,10 +122,43 @@ void unmap(segment* seg) {
   os::release(seg, size);
 }
 
+// STRATA_ARENA_RESERVE: address space reserved once, at the first segment,
+// that segments are cut from (in order, never reused) before the heap asks
+// the OS for more. A program can so claim its heap's range at start-up.
+struct up_front_region {
+  std::once_flag reserved;
+  std::atomic<std::uintptr_t> next{0};
+  std::uintptr_t end = 0;
+};
+up_front_region region;
+
+// `size` bytes aligned to `alignment` from the up-front region; null when it
+// is not configured or has no room left.
+void* take_from_region(std::size_t size, std::size_t alignment) {
+  std::call_once(region.reserved, [] {
+    auto bytes = static_cast<std::size_t>(options::get(STRATA_OPTION_ARENA_RESERVE));
+    bytes = (bytes + segment_size - 1) & ~(segment_size - 1);
+    if (bytes == 0) return;
+    void* base = os::reserve_aligned(bytes, segment_size, true);
+    if (base == nullptr) return;
+    region.end = reinterpret_cast<std::uintptr_t>(base) + bytes;
+    region.next.store(reinterpret_cast<std::uintptr_t>(base), std::memory_order_release);
+  });
+  std::uintptr_t at = region.next.load(std::memory_order_acquire);
+  for (;;) {
+    if (at == 0) return nullptr;
+    std::uintptr_t start = (at + alignment - 1) & ~(alignment - 1);
+    if (start + size > region.end || start + size < start) return nullptr;
+    if (region.next.compare_exchange_weak(at, start + size, std::memory_order_acq_rel))
+      return reinterpret_cast<void*>(start);
+  }
+}
+
 // Reserve and map-register `size` bytes aligned to `alignment` for a segment.
 segment* map_segment(std::size_t size, std::size_t alignment) {
   stats_sample_peak();  // a new peak forms only as the heap grows; reuse from a cache is not growth
-  auto* seg = static_cast<segment*>(os::reserve_aligned(size, alignment, true));
+  auto* seg = static_cast<segment*>(take_from_region(size, alignment));
+  if (seg == nullptr) seg = static_cast<segment*>(os::reserve_aligned(size, alignment, true));
   if (seg == nullptr) return nullptr;
   if (options::get(STRATA_OPTION_LARGE_OS_PAGES) != 0) os::hint_huge_pages(seg, size);
   seg->size = size;

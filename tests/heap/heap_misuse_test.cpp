@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -307,6 +308,31 @@ TEST(HeapEdges, HugeBlockResizedPastEveryMachineStaysIntact) {
   errno = 0;
   EXPECT_EQ(strata_calloc(std::size_t{1} << 23, std::size_t{1} << 23), nullptr);
   EXPECT_EQ(errno, ENOMEM);
+}
+
+}  // namespace
+
+namespace {
+
+// STRATA_SHOW_ERRORS prints one line for each allocation refused.
+TEST(HeapEdges, ShowErrorsPrintsARefusedAllocation) {
+  strata_option_set(STRATA_OPTION_SHOW_ERRORS, 1);
+  ::testing::internal::CaptureStderr();
+  void* p = strata_malloc(std::size_t{1} << 46);
+  void* q = strata_malloc_aligned(64, 48);
+  std::string printed = ::testing::internal::GetCapturedStderr();
+  strata_option_set(STRATA_OPTION_SHOW_ERRORS, 0);
+  EXPECT_EQ(p, nullptr);
+  EXPECT_EQ(q, nullptr);
+  EXPECT_NE(printed.find("strata: error: malloc(70368744177664): Cannot allocate memory"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("strata: error: malloc_aligned(64, alignment 48): Invalid argument"),
+            std::string::npos)
+      << printed;
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(strata_malloc(std::size_t{1} << 46), nullptr);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
 
 }  // namespace
