@@ -13,6 +13,7 @@ import tables
 from readme_section import update_readme
 from results_model import Results
 from seed_claims import HEADLINE, SEEDS
+from targets import target_rows
 
 UNIFIED_PHASES = ["allocate", "free", "access", "total"]
 
@@ -118,6 +119,12 @@ def report(results, out_dir):
                   tables.headline_table(results, rows), ""]
         if plots.ratio_heatmap(results, rows, os.path.join(out_dir, "headline_heatmap.png")):
             lines += [image("headline_heatmap.png", "ratio heat map"), ""]
+    targets = target_rows(results)
+    if targets:
+        lines += ["## strata's targets for its own allocators", "",
+                  "Checked against this run's medians (issue 17); the figures come from the "
+                  "strategy scenarios below.", "",
+                  tables.table(["target", "this run", "verdict"], targets), ""]
     for seed in SEEDS:
         lines += seed_section(results, seed, out_dir)
     pending = [s for s in results.scenarios if s["status"] == "pending"]
