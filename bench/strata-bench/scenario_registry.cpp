@@ -156,7 +156,8 @@ constexpr auto registry = std::to_array<scenario>({
      "strata session heap and the seed's strategies: cleanup, overflow, destroy",
      "cleanup of a session of 1,000 messages (destroy(), release(), mi_heap_destroy or 1,000 "
      "frees); 100 messages into a fresh session with a 4 KB buffer (overflow: the heap or "
-     "operator new serves the rest); the end of a session holding 1, 16 or 64 MiB of "
+     "operator new serves the rest) and with a 1 MiB one (no overflow), and their ratio; the end "
+     "of a session holding 1, 16 or 64 MiB of "
      "messages, every message written once",
      session_heap_lifetime,
      {},
