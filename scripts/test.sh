@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build and run every test: AddressSanitizer and ThreadSanitizer suites first,
-# then the release suite, whose CTest summary is the last thing printed.
+# Build and run every test: AddressSanitizer and ThreadSanitizer suites, the
+# fuzzers, then the release suite, whose CTest summary is the last thing printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh test
@@ -16,5 +16,27 @@ run_preset asan -DSTRATA_BUILD_BENCH=OFF
 ctest --preset asan -j "$jobs" --label-exclude no-sanitizer
 run_preset tsan -DSTRATA_BUILD_BENCH=OFF
 ctest --preset tsan -j "$jobs" --label-regex concurrency
+
+# The libFuzzer targets of tests/fuzz, built with Clang in a tree of their own:
+# each fuzzes from its seed corpus for a bounded time (STRATA_FUZZ_SECONDS,
+# default 20); new inputs go to build/fuzz/corpus, and a crash fails the run
+# with its input saved in build/fuzz/artifacts.
+fuzz_seconds=${STRATA_FUZZ_SECONDS:-20}
+CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DSTRATA_BUILD_TESTS=ON -DSTRATA_BUILD_BENCH=OFF -DSTRATA_BUILD_FUZZ=ON >/dev/null
+cmake --build build/fuzz -j "$jobs" --target strata_fuzz
+for target in build/fuzz/tests/fuzz/*_fuzz; do
+  name=$(basename "$target")
+  mkdir -p "build/fuzz/corpus/$name" "build/fuzz/artifacts/$name"
+  echo "strata: fuzzing $name for ${fuzz_seconds} s"
+  if ! ASAN_OPTIONS=quarantine_size_mb=64 "$target" -max_total_time="$fuzz_seconds" \
+      -artifact_prefix="build/fuzz/artifacts/$name/" \
+      "build/fuzz/corpus/$name" "tests/fuzz/corpus/$name" >"build/fuzz/$name.log" 2>&1; then
+    tail -n 60 "build/fuzz/$name.log"
+    echo "strata: $name failed; its input is in build/fuzz/artifacts/$name/" >&2
+    exit 1
+  fi
+done
+
 run_preset release -DSTRATA_BUILD_BENCH=ON
-ctest --preset release -j "$jobs"
+ctest --preset release -j "$jobs" --label-exclude soak

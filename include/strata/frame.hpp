@@ -126,12 +126,15 @@ class frame_allocator {
 
   // ---- frame memory --------------------------------------------------------
 
-  // Frame memory, freed at end_frame(); bytes are attributed to `tag`.
+  // Frame memory, freed at end_frame(); bytes are attributed to `tag` once
+  // allocated, so a call that throws counts nothing.
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment,
                                frame_tag tag = untagged) {
     thread_state& t = local();
-    if constexpr (Config.statistics) attribute(t, tag, bytes);
-    return t.active->allocate(bytes, alignment);
+    if constexpr (Config.statistics) check_tag(tag);
+    void* block = t.active->allocate(bytes, alignment);
+    if constexpr (Config.statistics) t.tag_bytes[tag] += bytes;
+    return block;
   }
 
   // The calling thread's arena for this frame, for hot loops: no per-call
@@ -152,8 +155,10 @@ class frame_allocator {
   void allocate_batch(std::size_t size, std::size_t count, void** out,
                       std::size_t alignment = default_alignment, frame_tag tag = untagged) {
     thread_state& t = local();
-    if constexpr (Config.statistics) attribute(t, tag, checked_multiply(size, count));
+    if constexpr (Config.statistics) check_tag(tag);
+    std::size_t bytes = checked_multiply(size, count);
     t.active->allocate_batch(size, count, out, alignment);
+    if constexpr (Config.statistics) t.tag_bytes[tag] += bytes;
   }
 
   // ---- pooled small objects ------------------------------------------------
@@ -307,11 +312,10 @@ class frame_allocator {
     return bytes <= 16 ? 0 : static_cast<std::size_t>(std::bit_width(bytes - 1)) - 4;
   }
 
-  // Attribute `bytes` of this frame to `tag`.
-  static void attribute(thread_state& t, frame_tag tag, std::size_t bytes) {
+  // Throw std::invalid_argument for a tag no allocator can hold.
+  static void check_tag(frame_tag tag) {
     if (tag >= max_frame_tags) [[unlikely]]
       throw_bad_tag(tag);
-    t.tag_bytes[tag] += bytes;
   }
 
   [[noreturn]] [[gnu::cold, gnu::noinline]] static void throw_bad_tag(frame_tag tag) {

@@ -49,6 +49,7 @@ TEST(FrameBadInput, BadAlignmentsAndSizesThrowAndKeepTheFrame) {
   EXPECT_EQ(frames.allocate(16, 16), first + 16);
   EXPECT_EQ(frames.this_thread_arena().try_allocate(16, 0), nullptr);
   frames.end_frame();
+  EXPECT_EQ(frames.report().tags[strata::untagged].last_frame_bytes, 32u);  // nothing that threw
 }
 
 TEST(FrameBadInput, PoolSizesZeroAndHuge) {
