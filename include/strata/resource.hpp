@@ -158,9 +158,12 @@ inline void annotate_released([[maybe_unused]] void* p, [[maybe_unused]] std::si
 
 // The C library: malloc for ordinary alignments, aligned_alloc above them.
 struct malloc_resource {
-  // Allocate `bytes` aligned to `alignment`; throws std::bad_alloc on failure.
+  // Allocate `bytes` aligned to `alignment`; throws std::bad_alloc on failure,
+  // and for a size that rounding up to the alignment would wrap to a small one.
   void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
     check_alignment(alignment);
+    if (bytes > SIZE_MAX - alignment) [[unlikely]]
+      detail::throw_bad_alloc();
     void* p = alignment <= default_alignment
                   ? std::malloc(bytes)
                   : std::aligned_alloc(alignment, align_up(bytes, alignment));
