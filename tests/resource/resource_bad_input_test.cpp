@@ -52,7 +52,8 @@ TEST(ResourceBadInput, ResourceRefPassesTheArenasAnswersThrough) {
   strata::monotonic_arena<strata::heap_resource> arena;
   strata::resource_ref ref(arena);
   std::pmr::memory_resource& pmr = ref;
-  EXPECT_THROW((void)pmr.allocate(16, 3), std::invalid_argument);
+  for (std::size_t alignment : bad_alignments)
+    EXPECT_THROW((void)pmr.allocate(16, alignment), std::invalid_argument) << alignment;
   EXPECT_THROW((void)pmr.allocate(SIZE_MAX, 16), std::bad_alloc);
   void* p = pmr.allocate(0, 1);
   EXPECT_NE(p, nullptr);
