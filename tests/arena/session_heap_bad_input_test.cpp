@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <new>
 #include <stdexcept>
 
@@ -58,6 +59,24 @@ TEST(SessionHeapBadInput, FreesInsideTheBufferAreNoOps) {
   session.deallocate(p, 64);
   session.deallocate(p, 64);  // twice
   EXPECT_EQ(session.allocate(16, 16), p + 64);
+}
+
+using SessionHeapBadInputDeathTest = testing::Test;
+
+// Outside the buffer, a free is the heap's: it names a foreign pointer, an
+// interior one and a double free.
+TEST(SessionHeapBadInputDeathTest, BadFreesOutsideTheBufferAreTheHeapsToReport) {
+  strata::session_heap session(4096);
+  auto* overflow = static_cast<char*>(session.allocate(8192));
+  ASSERT_FALSE(session.in_buffer(overflow));
+  void* foreign = std::malloc(64);
+  EXPECT_DEATH(session.deallocate(foreign, 64),
+               "strata: heap corruption: free of a pointer strata did not allocate");
+  std::free(foreign);
+  EXPECT_DEATH(session.deallocate(overflow + 16, 8192),
+               "strata: heap corruption: free of a pointer strata did not hand out");
+  session.deallocate(overflow, 8192);
+  EXPECT_DEATH(session.deallocate(overflow, 8192), "strata: heap corruption: double free");
 }
 
 }  // namespace
