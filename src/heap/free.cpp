@@ -50,7 +50,7 @@ void remote_free(page* pg, block* b) {
       report_double_free(pg, b);  // posted already, not yet collected by its owner
   } else {
     // Tagged free already: waiting in a batch, in thread_free or on the owner's list.
-    std::uintptr_t tag = page_has_map(pg) ? remote_map_tag_of(pg) : free_tag_of(pg);
+    std::uintptr_t tag = page_free_tag(pg, b);
     if (b->free_tag == tag) report_double_free(pg, b);
     b->free_tag = tag;
   }
@@ -133,7 +133,9 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
     heap* h = pg->owner_heap.load(std::memory_order_relaxed);
     if (page_live(pg) == 0) report_double_free(pg, p);
     if (seg->huge) return free_huge_owned(h, pg);
-    if (page_has_map(pg)) {
+    if ((word & page_is_checked) != 0) {
+      checked_free_owned(pg, b);
+    } else if (page_has_map(pg)) {
       std::uint64_t bit = map_bit(pg, b);
       if ((pg->free_map & bit) != 0 || pg->free == b) report_double_free(pg, p);
       page_give(pg, b, bit);

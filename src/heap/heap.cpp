@@ -71,7 +71,8 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
   pg->slice_count = static_cast<std::uint32_t>(count);
   pg->next = pg->prev = nullptr;
   page_set_first_in_queue(pg, false);
-  pg->owner.store(h->context->thread_id | (page_has_map(pg) ? page_is_map : 0),
+  pg->owner.store(h->context->thread_id | (page_has_map(pg) ? page_is_map : 0) |
+                      (secure_mode() ? page_is_checked : 0),
                   std::memory_order_relaxed);
   return pg;
 }
@@ -125,12 +126,15 @@ bool page_to_full(heap* h, page* pg) {
 
 // Whether the page can hand out a block, carving more of a list page if needed.
 bool page_has_block(page* pg) {
+  if ((pg->owner.load(std::memory_order_relaxed) & page_is_checked) != 0)
+    return checked_has_block(pg);
   if (page_has_map(pg)) return pg->free_map != 0 || pg->free != nullptr;
   if (pg->free == nullptr && pg->capacity < pg->reserved) page_extend(pg);
   return pg->free != nullptr;
 }
 
-// A page of class `cls` that can hand out a block, moved to the head of its queue.
+}  // namespace
+
 page* find_page(heap* h, std::size_t cls) {
   page_queue& q = h->queues[cls];
   for (;;) {
@@ -162,11 +166,10 @@ page* find_page(heap* h, std::size_t cls) {
   }
 }
 
-}  // namespace
-
 void page_settle(heap* h, page* pg) {
   if (!page_has_map(pg) || pg->free != nullptr || h->current[pg->size_class] == pg) return;
-  if ((pg->owner.load(std::memory_order_relaxed) & page_in_full) != 0) return;
+  // A full page has none to give; a checked page keeps no hot block.
+  if ((pg->owner.load(std::memory_order_relaxed) & (page_in_full | page_is_checked)) != 0) return;
   for (;;) {
     if ((pg->free = map_take_lowest(pg)) != nullptr) return;
     if (page_to_full(h, pg)) return;
@@ -181,6 +184,7 @@ void* malloc_refill(heap* h, std::size_t size) noexcept {
     return heap_malloc(h, size);
   }
   purger_start_if_needed();  // first: pthread_create's own malloc then finds the heap as it is
+  if (secure_mode()) return checked_malloc(h, size);
   std::size_t cls = size_class_of(size);
   page* pg = find_page(h, cls);
   if (pg == nullptr) return allocation_error(ENOMEM, "malloc", size, 0);
@@ -243,7 +247,9 @@ std::size_t usable_size(const void* p) noexcept {
 
 void* huge_move(void* p, std::size_t size) noexcept {
   segment* seg = segment_of(p);
-  if (!segment_map::contains(seg) || !seg->huge || size > largest_request()) return nullptr;
+  // In secure mode a guard page ends the mapping: the block is copied instead.
+  if (!segment_map::contains(seg) || !seg->huge || size > largest_request() || secure_mode())
+    return nullptr;
   page* pg = &seg->pages[0];
   std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
   if ((word & ~page_flag_mask) != os::thread_id() || p != pg->area) return nullptr;
@@ -280,7 +286,7 @@ bool expand_in_place(void* p, std::size_t size) noexcept {
   if (!segment_map::contains(seg) || size > largest_request()) return false;
   std::size_t usable = usable_size(p);
   if (size <= usable) return true;
-  if (!seg->huge) return false;
+  if (!seg->huge || secure_mode()) return false;  // secure mode: a guard page ends the mapping
   // A huge block grows when the address space after its segment is free.
   page* pg = &seg->pages[0];
   std::size_t os_page = os::page_size();

@@ -40,6 +40,30 @@ void heap_requeue_remote_full(heap* h);
 // Work postponed to the slow path: batched remote frees, purges, cache expiry.
 void thread_deferred_work(heap* h);
 
+// ---- checked pages: secure mode (checked.cpp) ----
+// Whether pages are made checked (STRATA_SECURE): read once per page, at its start.
+bool secure_mode() noexcept;
+// malloc in secure mode: every request comes here, the fast path having no page.
+void* checked_malloc(heap* h, std::size_t size) noexcept;
+// Whether a checked page can hand out a block, carving or taking back delayed ones.
+bool checked_has_block(page* pg);
+// A block of a checked page (checked against overwrites), or null when it has none.
+void* checked_take(page* pg);
+// The owner frees `b`, a validated block of checked page `pg`.
+void checked_free_owned(page* pg, block* b);
+// Blocks other threads freed into checked list page `pg`, linked raw, onto its delayed list.
+void checked_collect(page* pg, block* list);
+// Call `each` for every block on a checked list page's free lists.
+void checked_for_each_free(const page* pg, void (*each)(const block* b, void* arg), void* arg);
+// The tag a free block `b` of checked page `pg` carries.
+std::uintptr_t checked_free_tag(const page* pg, const block* b);
+// The tag a block freed by another thread carries, for any kind of page.
+std::uintptr_t page_free_tag(const page* pg, const block* b);
+
+// ---- pages (heap.cpp) ----
+// A page of class `cls` that can hand out a block, first in its queue; null when out of memory.
+page* find_page(heap* h, std::size_t cls);
+
 // ---- retained pages (retained.cpp) ----
 // Keep an emptied page of `ctx` in its queue; false when it is too large to keep.
 bool retain_page(thread_context* ctx, page* pg);

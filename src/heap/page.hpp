@@ -52,9 +52,10 @@ inline std::uintptr_t remote_map_tag_of(const page* pg) {
 inline constexpr std::uintptr_t page_in_full = 1;      // on the heap's full list
 inline constexpr std::uintptr_t page_has_aligned = 2;  // holds pointers interior to blocks
 inline constexpr std::uintptr_t page_is_map = 4;       // tracks free blocks in free_map
-inline constexpr std::uintptr_t page_flag_mask = 7;
+inline constexpr std::uintptr_t page_is_checked = 8;   // secure mode's page (checked.cpp)
+inline constexpr std::uintptr_t page_flag_mask = 15;
 // Flags a page keeps when it changes owner.
-inline constexpr std::uintptr_t page_kind_flags = page_has_aligned | page_is_map;
+inline constexpr std::uintptr_t page_kind_flags = page_has_aligned | page_is_map | page_is_checked;
 
 // Low bit of page::thread_free: the page is on its heap's full list, so a
 // thread that frees into it must tell the heap. Kept in the same word the
@@ -73,8 +74,11 @@ struct alignas(128) page {
                                       // a list page's owner frees since the last stats fold
   std::atomic<std::uintptr_t> owner;  // owning thread id | flags; 0 when abandoned
   std::uint64_t mallocs;              // map pages: blocks handed out since the last stats fold
-  std::uint64_t free_map;             // map pages: bit i set = block i is free (owner only)
-  std::uint32_t empty_check_bias;     // see page_set_first_in_queue
+  union {
+    std::uint64_t free_map;  // map pages: bit i set = block i is free (owner only)
+    block* delayed_free;     // checked list pages: blocks freed, handed out once `free` is empty
+  };
+  std::uint32_t empty_check_bias;  // see page_set_first_in_queue
   std::uint32_t empty_check_limit;
   std::uint32_t reserved;       // blocks the page can hold
   std::uint32_t slice_count;    // 0 while the slice run is not a page

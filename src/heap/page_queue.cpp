@@ -58,6 +58,7 @@ void queue_remove(page_queue& q, page* pg) {
 
 void heap_set_current(heap* h, std::size_t cls) {
   page* pg = h->queues[cls].first != nullptr ? h->queues[cls].first : &empty_page;
+  if (secure_mode()) pg = &empty_page;  // every malloc takes the checked slow path
   h->current[cls] = pg;
   if (class_block_size(cls) > small_max) return;
   std::size_t first_slot = cls == 0 ? 0 : class_block_size(cls - 1) / 16 + 1;
@@ -80,6 +81,9 @@ std::uint32_t page_collect(page* pg) {
       pg->free_map |= bit;
       b->free_tag = 0;  // map blocks are handed out as they are: no stale free mark
     }
+  } else if ((pg->owner.load(std::memory_order_relaxed) & page_is_checked) != 0) {
+    for (block* b = list; b != nullptr; b = b->next) ++n;
+    checked_collect(pg, list);
   } else {
     block* tail = list;
     for (n = 1; tail->next != nullptr; tail = tail->next) ++n;
@@ -177,8 +181,8 @@ bool thread_free_empty_current_pages(thread_context* ctx) {
   bool freed = false;
   for (heap* h = &ctx->main_heap; h != nullptr; h = h->next_in_thread) {
     for (std::size_t cls = 0; cls < class_count; ++cls) {
-      page* pg = h->current[cls];
-      if (pg != &empty_page && pg->retained_slot == 0 && page_live(pg) == 0) {
+      page* pg = h->queues[cls].first;  // the current page (in secure mode no slot points at it)
+      if (pg != nullptr && pg->retained_slot == 0 && page_live(pg) == 0) {
         page_free(h, pg);
         freed = true;
       }

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <mutex>
 
+#include "heap/heap_internal.hpp"
 #include "heap/size_class.hpp"
 #include "heap/slice_bitmap.hpp"
 #include "heap/stats_internal.hpp"
@@ -195,6 +196,17 @@ segment* take_cached(bool dirty_only) {
 }
 }  // namespace
 
+// Secure mode's guards in a fresh normal segment: the header past the
+// descriptors, so no overflow reaches them from below, and the last slice,
+// so none runs from one segment into the next. Never purged or claimed.
+void protect_normal_segment(segment* seg) {
+  std::size_t os_page = os::page_size();
+  std::size_t metadata_end = (sizeof(segment) + os_page - 1) & ~(os_page - 1);
+  auto* base = reinterpret_cast<std::uint8_t*>(seg);
+  if (metadata_end < header_size) os::protect(base + metadata_end, header_size - metadata_end);
+  os::protect(seg->slice_start(slice_count - 1), slice_size);
+}
+
 segment* segment_acquire(thread_context* owner, bool dirty_only) {
   segment* seg = take_cached(dirty_only);
   if (seg == nullptr && dirty_only) return nullptr;
@@ -202,6 +214,7 @@ segment* segment_acquire(thread_context* owner, bool dirty_only) {
     seg = map_segment(segment_size, segment_size);
     if (seg == nullptr) return nullptr;
     std::memset(seg->dirty_slices, 0, sizeof(seg->dirty_slices));
+    if (secure_mode()) protect_normal_segment(seg);
   }
   seg->huge = false;
   seg->owner = owner;
@@ -210,6 +223,7 @@ segment* segment_acquire(thread_context* owner, bool dirty_only) {
   seg->pages_in_use = 0;
   std::memset(seg->free_slices, 0xff, sizeof(seg->free_slices));
   slice_bitmap::assign(seg->free_slices, 0, header_slices, false);  // this header
+  if (secure_mode()) slice_bitmap::assign(seg->free_slices, slice_count - 1, 1, false);  // guard
   return seg;
 }
 
@@ -253,8 +267,11 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zer
   std::size_t os_page = os::page_size();
   *zeroed = false;
   if (size > largest_request() || offset >= segment_size) return nullptr;
-  std::size_t total = (offset + size + os_page - 1) & ~(os_page - 1);
+  // Secure mode puts a guard page after the block: an overflow faults at once.
+  std::size_t guard = secure_mode() ? os_page : 0;
+  std::size_t total = ((offset + size + os_page - 1) & ~(os_page - 1)) + guard;
   segment* seg = nullptr;
+  bool fresh = false;
   {
     // Reuse the smallest cached huge segment that fits, if it wastes at most a
     // quarter: a program that frees its blocks and asks for the same sizes again
@@ -280,6 +297,7 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zer
     seg = map_segment(total, segment_size);
     if (seg == nullptr) return nullptr;
     seg->dirty_slices[0] = 0;
+    fresh = true;
     *zeroed = true;  // fresh from the OS
   } else {
     *zeroed = seg->dirty_slices[0] == 0 && purge_mode() == os::purge_mode::dont_need;
@@ -295,7 +313,10 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zer
   for (std::uint16_t& head : seg->slice_head) head = 0;
   page* pg = &seg->pages[0];
   pg->area = reinterpret_cast<std::uint8_t*>(seg) + offset;
-  pg->block_size = seg->size - offset;
+  pg->block_size = seg->size - offset - guard;
+  // The guard of a cached segment is in place already: only a fresh one needs it.
+  if (guard != 0 && fresh)
+    os::protect(reinterpret_cast<std::uint8_t*>(seg) + seg->size - guard, guard);
   pg->size_class = class_count;
   pg->free = nullptr;
   pg->free_map = 0;

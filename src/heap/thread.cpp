@@ -32,6 +32,10 @@ void for_each_page(segment* seg, Visit visit) {
     i = slice_bitmap::next(seg->free_slices, slice_count, i, false);  // the next page's first slice
     if (i == slice_count) return;
     page* pg = &seg->pages[seg->slice_head[i]];
+    if (pg->slice_count == 0) {  // in use but no page: secure mode's guard slice
+      ++i;
+      continue;
+    }
     i = pg->slice_index + pg->slice_count;
     visit(pg);
   }
@@ -288,11 +292,21 @@ void heap_visit(heap* h, bool (*visit)(void*, std::size_t, void*), void* arg) no
       free_map[0] = pg->free_map | (list != nullptr ? map_bit(pg, list) : 0);
       list = nullptr;
     }
-    for (block* b = list; b != nullptr; b = b->next) {
+    struct marker {
+      const page* pg;
+      std::uint64_t* bits;
+    } mark{pg, free_map};
+    auto mark_free = [](const block* b, void* arg) {
+      auto* m = static_cast<marker*>(arg);
       std::size_t i =
-          static_cast<std::size_t>(reinterpret_cast<std::uint8_t*>(b) - pg->area) / pg->block_size;
-      free_map[i / 64] |= std::uint64_t{1} << (i % 64);
-    }
+          static_cast<std::size_t>(reinterpret_cast<const std::uint8_t*>(b) - m->pg->area) /
+          m->pg->block_size;
+      m->bits[i / 64] |= std::uint64_t{1} << (i % 64);
+    };
+    if ((pg->owner.load(std::memory_order_relaxed) & page_is_checked) != 0 && !page_has_map(pg))
+      checked_for_each_free(pg, mark_free, &mark);
+    else
+      for (block* b = list; b != nullptr; b = b->next) mark_free(b, &mark);
     for (std::size_t i = 0; i < pg->capacity; ++i)
       if (((free_map[i / 64] >> (i % 64)) & 1) == 0 &&
           !visit(pg->area + i * pg->block_size, pg->block_size, arg))

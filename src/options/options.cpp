@@ -11,6 +11,11 @@
 
 extern char** environ;
 
+// The build option STRATA_SECURE=ON makes secure mode the default.
+#ifndef STRATA_SECURE_BY_DEFAULT
+#define STRATA_SECURE_BY_DEFAULT 0
+#endif
+
 namespace strata::options {
 
 std::atomic<long> values[STRATA_OPTION_COUNT];
@@ -27,10 +32,14 @@ struct descriptor {
 };
 
 constexpr descriptor table[STRATA_OPTION_COUNT] = {
-    {"VERBOSE", kind::flag, 0},         {"SHOW_STATS", kind::flag, 0},
-    {"SHOW_ERRORS", kind::flag, 0},     {"PURGE_DELAY_MS", kind::number, 100},
-    {"PURGE_DECOMMITS", kind::flag, 1}, {"LARGE_OS_PAGES", kind::flag, 0},
-    {"SECURE", kind::flag, 0},          {"ARENA_RESERVE", kind::bytes, 0},
+    {"VERBOSE", kind::flag, 0},
+    {"SHOW_STATS", kind::flag, 0},
+    {"SHOW_ERRORS", kind::flag, 0},
+    {"PURGE_DELAY_MS", kind::number, 100},
+    {"PURGE_DECOMMITS", kind::flag, 1},
+    {"LARGE_OS_PAGES", kind::flag, 0},
+    {"SECURE", kind::flag, STRATA_SECURE_BY_DEFAULT},
+    {"ARENA_RESERVE", kind::bytes, 0},
     {"PURGE_THREAD", kind::flag, 1},
 };
 
