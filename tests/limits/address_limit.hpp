@@ -9,6 +9,20 @@
 
 namespace strata_limits {
 
+// Whether a sanitizer runs in this process: its shadow memory already spans
+// terabytes of address space, so a limit on it means nothing there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool under_sanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool under_sanitizer = true;
+#else
+inline constexpr bool under_sanitizer = false;
+#endif
+#else
+inline constexpr bool under_sanitizer = false;
+#endif
+
 // VmSize of this process in bytes (0 when /proc is not readable).
 inline std::size_t mapped_bytes() {
   std::FILE* f = std::fopen("/proc/self/status", "r");

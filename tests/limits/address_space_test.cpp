@@ -81,6 +81,7 @@ std::size_t segments_mapped() {
 // 32 MiB-aligned 32 MiB range fits under a limit that leaves 40 MiB, whatever
 // lies around it, and one that cannot fit fails cleanly with ENOMEM.
 TEST(AddressSpace, AlignedReservationFitsInItsOwnSize) {
+  if (under_sanitizer) GTEST_SKIP() << "an address-space limit cannot hold a sanitizer's shadow";
   int code = run_in_child([] {
     namespace os = strata::os;
     LIMITS_CHECK(limit_address_space(40 * MiB));
@@ -106,6 +107,7 @@ TEST(AddressSpace, AlignedReservationFitsInItsOwnSize) {
 // been served most of the headroom, get NULL + ENOMEM, and after freeing
 // everything be served as many blocks again.
 TEST(AddressSpace, ExhaustionFromOneThread) {
+  if (under_sanitizer) GTEST_SKIP() << "an address-space limit cannot hold a sanitizer's shadow";
   int code = run_in_child([] {
     strata_free(strata_malloc(block_size));  // the thread's heap and first segment exist
     std::size_t segments_before = segments_mapped();
@@ -133,6 +135,7 @@ TEST(AddressSpace, ExhaustionFromOneThread) {
 // Four threads race to exhaustion, then each frees its neighbour's blocks
 // (frees from another thread, after the limit was hit) and allocates again.
 TEST(AddressSpace, ExhaustionFromRacingThreads) {
+  if (under_sanitizer) GTEST_SKIP() << "an address-space limit cannot hold a sanitizer's shadow";
   int code = run_in_child([] {
     constexpr int threads = 4;
     pthread_barrier_t limit_set, among;  // with the main thread; among the workers
