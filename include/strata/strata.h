@@ -74,6 +74,11 @@ STRATA_EXPORT void strata_heap_visit(strata_heap_t* heap, strata_block_visitor v
 /* Return what can be returned: cached pages and segments, pending frees of this
  * thread; with force, purge everything unused now instead of after the delay. */
 STRATA_EXPORT void strata_collect(int force) STRATA_NOEXCEPT;
+/* Validate every page of `heap` (NULL: the calling thread's default heap):
+ * free lists, counts, free marks, and in debug mode the fill of free blocks
+ * and the canary after each live block. Returns 1; detected corruption prints
+ * one "strata: heap corruption: ..." line and aborts. The owning thread only. */
+STRATA_EXPORT int strata_heap_check(strata_heap_t* heap) STRATA_NOEXCEPT;
 
 /* ---- statistics --------------------------------------------------------- */
 
@@ -118,6 +123,7 @@ typedef enum strata_option_e {
   STRATA_OPTION_SECURE,          /* guard pages and free-list checks */
   STRATA_OPTION_ARENA_RESERVE,   /* bytes of address space to reserve up front (K/M/G suffix) */
   STRATA_OPTION_PURGE_THREAD, /* a background thread purges cached memory when its delay passes */
+  STRATA_OPTION_DEBUG,        /* fill freed memory, canaries after blocks, Valgrind requests */
   STRATA_OPTION_COUNT
 } strata_option_t;
 

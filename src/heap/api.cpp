@@ -63,9 +63,11 @@ void* resize(heap* h, void* p, std::size_t size) {
     return allocation_error(ENOMEM, "realloc", size, 0);
   std::size_t usable = usable_size(p);
   // Shrinking to at least half keeps the block; growing tries in place first.
-  if (size <= usable && size >= usable / 2) return p;
-  if (size > usable && expand_in_place(p, size)) return p;
-  if (size > medium_max) {
+  // Debug mode always moves, so the canary follows the new size.
+  bool in_place = !debug_mode();
+  if (in_place && size <= usable && size >= usable / 2) return p;
+  if (in_place && size > usable && expand_in_place(p, size)) return p;
+  if (in_place && size > medium_max) {
     if (void* q = huge_move(p, size)) return q;
   }
   void* q = heap_malloc(h, size);
@@ -200,4 +202,10 @@ void strata_heap_visit(strata_heap_t* h, strata_block_visitor visit, void* arg) 
 
 void strata_collect(int force) noexcept {
   collect(force != 0);
+}
+
+int strata_heap_check(strata_heap_t* h) noexcept {
+  heap* target = h != nullptr ? owned_heap(h, "strata_heap_check") : default_heap();
+  if (target != nullptr) heap_check(target);
+  return 1;
 }

@@ -97,14 +97,31 @@ void extend_shuffled(page* pg) {
   }
   std::uint8_t* first = pg->area + std::size_t{pg->capacity} * pg->block_size;
   pg->capacity += n;
-  for (std::uint32_t i = 0; i < n; ++i)
-    push_encoded(pg, pg->free, reinterpret_cast<block*>(first + order[i] * pg->block_size));
+  bool fill = debug_mode();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    auto* b = reinterpret_cast<block*>(first + order[i] * pg->block_size);
+    if (fill) debug_fill_free(pg, b);
+    push_encoded(pg, pg->free, b);
+  }
 }
 
 }  // namespace
 
 bool secure_mode() noexcept {
   return options::get(STRATA_OPTION_SECURE) != 0;
+}
+
+std::uint32_t list_free_count(const page* pg) {
+  std::uint32_t n = 0;
+  for (const block* b = pg->free; b != nullptr; b = b->next) {
+    auto offset = static_cast<std::size_t>(reinterpret_cast<const std::uint8_t*>(b) - pg->area);
+    if (offset >= std::size_t{pg->capacity} * pg->block_size || offset % pg->block_size != 0)
+      heap_corruption_at("free list link overwritten", pg, b);
+    if (b->free_tag != free_tag_of(pg))
+      heap_corruption_at("free block overwritten (use after free?)", pg, b);
+    if (++n > pg->capacity) heap_corruption_at("free list loops (double free?)", pg, b);
+  }
+  return n;
 }
 
 std::uintptr_t checked_free_tag(const page* pg, const block* b) {
@@ -182,16 +199,25 @@ void checked_for_each_free(const page* pg, void (*each)(const block* b, void* ar
 }
 
 void* checked_malloc(heap* h, std::size_t size) noexcept {
-  std::size_t cls = size_class_of(size);
+  valgrind_quiet quiet;
+  bool debug = debug_mode();
+  std::size_t need = debug ? size + debug_record_bytes : size;  // room for the size record
+  if (need > medium_max) return malloc_huge(h, size, 0);
+  std::size_t cls = size_class_of(need);
   page* pg = h->queues[cls].first;
+  void* b = nullptr;
   // The queue's head while it serves; an emptied (retained) page goes through find_page.
-  if (pg != nullptr && page_live(pg) != 0 && checked_has_block(pg)) return checked_take(pg);
-  pg = find_page(h, cls);
-  if (pg == nullptr) return allocation_error(ENOMEM, "malloc", size, 0);
-  // The block first: deferred work frees emptied pages, and this one may be
-  // empty until it hands the block out (no heap slot points at it to keep it).
-  void* b = checked_take(pg);
-  thread_deferred_work(h);
+  if (pg != nullptr && page_live(pg) != 0 && checked_has_block(pg)) {
+    b = checked_take(pg);
+  } else {
+    pg = find_page(h, cls);
+    if (pg == nullptr) return allocation_error(ENOMEM, "malloc", size, 0);
+    // The block first: deferred work frees emptied pages, and this one may be
+    // empty until it hands the block out (no heap slot points at it to keep it).
+    b = checked_take(pg);
+    thread_deferred_work(h);
+  }
+  if (debug) debug_block_taken(pg, b, size);
   return b;
 }
 

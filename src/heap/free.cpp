@@ -126,8 +126,11 @@ void free_huge_owned(heap* h, page* pg) {
 }  // namespace
 
 void free_slow(segment* seg, page* pg, void* p) noexcept {
+  valgrind_quiet quiet;
   std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
   block* b = block_to_free(seg, pg, p, word);
+  if ((word & page_is_checked) != 0 && debug_mode()) debug_block_freed(pg, b);
+  if (seg->huge && debug_mode()) debug_note_huge(b, 0, false);
   std::uintptr_t owner = word & ~page_flag_mask;
   if (owner == os::thread_id()) {
     heap* h = pg->owner_heap.load(std::memory_order_relaxed);

@@ -72,7 +72,7 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
   pg->next = pg->prev = nullptr;
   page_set_first_in_queue(pg, false);
   pg->owner.store(h->context->thread_id | (page_has_map(pg) ? page_is_map : 0) |
-                      (secure_mode() ? page_is_checked : 0),
+                      (checked_mode() ? page_is_checked : 0),
                   std::memory_order_relaxed);
   return pg;
 }
@@ -184,7 +184,7 @@ void* malloc_refill(heap* h, std::size_t size) noexcept {
     return heap_malloc(h, size);
   }
   purger_start_if_needed();  // first: pthread_create's own malloc then finds the heap as it is
-  if (secure_mode()) return checked_malloc(h, size);
+  if (checked_mode()) return checked_malloc(h, size);
   std::size_t cls = size_class_of(size);
   page* pg = find_page(h, cls);
   if (pg == nullptr) return allocation_error(ENOMEM, "malloc", size, 0);
@@ -211,6 +211,7 @@ void* malloc_huge_zeroed(heap* h, std::size_t size, std::size_t alignment, bool*
   pg->thread_free.store(thread_free_full, std::memory_order_relaxed);
   queue_push_back(h->full, pg);
   h->counters.mallocs[class_count].add(1);
+  if (debug_mode()) debug_note_huge(pg->area, size, true);
   return pg->area;
 }
 
@@ -223,7 +224,10 @@ void* heap_malloc_aligned(heap* h, std::size_t size, std::size_t alignment) noex
   // Blocks start at a multiple of their size from a 64 KiB-aligned page start,
   // so a class whose size is a multiple of the alignment is aligned for free.
   std::size_t rounded = (size + alignment - 1) & ~(alignment - 1);
-  if (rounded <= medium_max && class_block_size(size_class_of(rounded)) % alignment == 0)
+  // (Not in debug mode, where each block also holds a size record and so
+  // comes from a larger class.)
+  if (rounded <= medium_max && class_block_size(size_class_of(rounded)) % alignment == 0 &&
+      !debug_mode())
     return heap_malloc(h, rounded);
   // Otherwise over-allocate and hand out an aligned pointer inside the block.
   if (size + alignment - 1 > medium_max) return malloc_huge(h, size, alignment);
@@ -242,7 +246,12 @@ std::size_t usable_size(const void* p) noexcept {
   page* pg = seg->page_of(p);
   const std::uint8_t* start =
       seg->huge ? pg->area : reinterpret_cast<std::uint8_t*>(block_containing(pg, p));
-  return pg->block_size - static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) - start);
+  auto offset = static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) - start);
+  // In debug mode a block holds what was asked for; a canary and record fill the rest.
+  if (!seg->huge && (pg->owner.load(std::memory_order_relaxed) & page_is_checked) != 0 &&
+      debug_mode())
+    return debug_block_size(pg, start) - offset;
+  return pg->block_size - offset;
 }
 
 void* huge_move(void* p, std::size_t size) noexcept {

@@ -279,6 +279,8 @@ void heap_delete(heap* h) noexcept;
 // Visit live blocks; stops when visit returns false.
 void heap_visit(heap* h, bool (*visit)(void* block, std::size_t size, void* arg),
                 void* arg) noexcept;
+// Validate every page of `h`; detected corruption is reported and aborts (check.cpp).
+void heap_check(heap* h) noexcept;
 // Flush deferred work of this thread; with force also purge and drop caches now.
 void collect(bool force) noexcept;
 

@@ -41,7 +41,7 @@ void heap_requeue_remote_full(heap* h);
 void thread_deferred_work(heap* h);
 
 // ---- checked pages: secure mode (checked.cpp) ----
-// Whether pages are made checked (STRATA_SECURE): read once per page, at its start.
+// Whether secure mode is on (STRATA_SECURE): checked pages and guard pages.
 bool secure_mode() noexcept;
 // malloc in secure mode: every request comes here, the fast path having no page.
 void* checked_malloc(heap* h, std::size_t size) noexcept;
@@ -53,12 +53,45 @@ void* checked_take(page* pg);
 void checked_free_owned(page* pg, block* b);
 // Blocks other threads freed into checked list page `pg`, linked raw, onto its delayed list.
 void checked_collect(page* pg, block* list);
-// Call `each` for every block on a checked list page's free lists.
+// Call `each` for every block on a checked list page's free lists (links checked).
 void checked_for_each_free(const page* pg, void (*each)(const block* b, void* arg), void* arg);
+// Check a list page's free list of unchecked links: in the page, block starts, marked free,
+// no loop; returns how many blocks it holds.
+std::uint32_t list_free_count(const page* pg);
 // The tag a free block `b` of checked page `pg` carries.
 std::uintptr_t checked_free_tag(const page* pg, const block* b);
 // The tag a block freed by another thread carries, for any kind of page.
 std::uintptr_t page_free_tag(const page* pg, const block* b);
+
+// ---- debug mode (debug_mode.cpp) ----
+// Whether pages are checked: secure mode, debug mode or both.
+bool checked_mode() noexcept;
+// Whether blocks carry canaries and a size record, and free blocks a fill (STRATA_DEBUG).
+bool debug_mode() noexcept;
+// Bytes at the end of each debug-mode block holding the size asked for.
+inline constexpr std::size_t debug_record_bytes = 8;
+// A block of a checked page is handed out for `size` bytes: checks its free
+// fill (list pages), writes canary and record, tells Valgrind.
+void debug_block_taken(const page* pg, void* b, std::size_t size);
+// A block of a checked page is freed: checks record and canary, fills it, tells Valgrind.
+void debug_block_freed(const page* pg, void* b);
+// The size asked for a live block of a checked page (record and canary checked).
+std::size_t debug_block_size(const page* pg, const void* b);
+// Fill a free block of a checked page (past its link and tag).
+void debug_fill_free(const page* pg, void* b);
+// Check a free block's fill (list pages).
+void debug_check_free_block(const page* pg, const void* b);
+// Tell Valgrind of a huge block handed out or freed.
+void debug_note_huge(void* p, std::size_t size, bool allocated);
+// While one lives, in debug mode under Valgrind, memcheck reports nothing: the
+// heap's own reads and writes of freed blocks are not the program's errors.
+struct valgrind_quiet {
+  valgrind_quiet();
+  ~valgrind_quiet();
+  valgrind_quiet(const valgrind_quiet&) = delete;
+  valgrind_quiet& operator=(const valgrind_quiet&) = delete;
+  bool active;
+};
 
 // ---- pages (heap.cpp) ----
 // A page of class `cls` that can hand out a block, first in its queue; null when out of memory.

@@ -58,7 +58,7 @@ void queue_remove(page_queue& q, page* pg) {
 
 void heap_set_current(heap* h, std::size_t cls) {
   page* pg = h->queues[cls].first != nullptr ? h->queues[cls].first : &empty_page;
-  if (secure_mode()) pg = &empty_page;  // every malloc takes the checked slow path
+  if (checked_mode()) pg = &empty_page;  // every malloc takes the checked slow path
   h->current[cls] = pg;
   if (class_block_size(cls) > small_max) return;
   std::size_t first_slot = cls == 0 ? 0 : class_block_size(cls - 1) / 16 + 1;

@@ -15,6 +15,10 @@ extern char** environ;
 #ifndef STRATA_SECURE_BY_DEFAULT
 #define STRATA_SECURE_BY_DEFAULT 0
 #endif
+// The debug preset (STRATA_DEBUG=ON) makes debug mode the default.
+#ifndef STRATA_DEBUG_BY_DEFAULT
+#define STRATA_DEBUG_BY_DEFAULT 0
+#endif
 
 namespace strata::options {
 
@@ -41,6 +45,7 @@ constexpr descriptor table[STRATA_OPTION_COUNT] = {
     {"SECURE", kind::flag, STRATA_SECURE_BY_DEFAULT},
     {"ARENA_RESERVE", kind::bytes, 0},
     {"PURGE_THREAD", kind::flag, 1},
+    {"DEBUG", kind::flag, STRATA_DEBUG_BY_DEFAULT},
 };
 
 std::mutex init_lock;
