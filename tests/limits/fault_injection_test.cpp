@@ -151,9 +151,10 @@ int check_stats(const shadow_heap& shadow, const strata_stats_t& before) {
 }
 
 // One run: the nth OS call from the start fails; then the heap must be whole.
-int run_with_failure(std::uint64_t nth, long purge_delay_ms) {
+int run_with_failure(std::uint64_t nth, long purge_delay_ms, bool secure) {
   strata_option_set(STRATA_OPTION_PURGE_THREAD, 0);  // no OS calls but the workload's
   strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, purge_delay_ms);
+  strata_option_set(STRATA_OPTION_SECURE, secure ? 1 : 0);
   strata_stats_t before;
   strata_stats_get(&before);
   shadow_heap shadow;
@@ -193,11 +194,11 @@ int run_with_failure(std::uint64_t nth, long purge_delay_ms) {
 
 // Sweep the failure over every OS call of the workload; returns how many calls
 // were covered and reports each n that broke the heap.
-std::uint64_t sweep(long purge_delay_ms) {
+std::uint64_t sweep(long purge_delay_ms, bool secure = false) {
   std::uint64_t covered = 0;
   int broken = 0;
   for (std::uint64_t nth = 1; nth < 5000 && broken < 5; ++nth) {
-    int code = run_in_child([&] { return run_with_failure(nth, purge_delay_ms); });
+    int code = run_in_child([&] { return run_with_failure(nth, purge_delay_ms, secure); });
     if (code == child_not_reached) break;
     if (code != child_ok) {
       ++broken;
@@ -224,9 +225,16 @@ TEST(FaultInjection, EveryOsCallFailingOnceWithCachedMemory) {
   std::printf("%llu OS calls failed in turn\n", static_cast<unsigned long long>(covered));
 }
 
+// Secure mode (guard pages: mprotect calls of its own) fails as cleanly.
+TEST(FaultInjection, EveryOsCallFailingOnceInSecureMode) {
+  std::uint64_t covered = sweep(0, true);
+  EXPECT_GE(covered, 20u);
+  std::printf("%llu OS calls failed in turn\n", static_cast<unsigned long long>(covered));
+}
+
 // With no failure injected the workload never hits NULL: every refusal the
 // sweeps see comes from their injected failure.
 TEST(FaultInjection, WorkloadRunsCleanWithoutFailures) {
-  int code = run_in_child([] { return run_with_failure(UINT64_MAX / 2, 0); });
+  int code = run_in_child([] { return run_with_failure(UINT64_MAX / 2, 0, false); });
   EXPECT_EQ(code, child_not_reached);
 }
