@@ -6,11 +6,11 @@
 // whole: contents intact, blocks disjoint, statistics adding up, and freeing
 // everything and allocating again working.
 #include <cerrno>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <random>
-#include <vector>
 
 #include <gtest/gtest.h>
 

@@ -5,6 +5,8 @@
 // under a bound. Not in the default run (label soak):
 //   SOAK_SECONDS=600 ctest --preset release -L soak
 #include <pthread.h>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +24,6 @@
 
 namespace {
 
-constexpr std::size_t KiB = std::size_t{1} << 10;
 constexpr std::size_t MiB = std::size_t{1} << 20;
 constexpr int threads = 4;
 constexpr int rounds = 6;
