@@ -55,7 +55,7 @@ void* zeroed(heap* h, std::size_t count, std::size_t size) {
 // Resize `p` within heap `h`: in place when the block allows, else move.
 void* resize(heap* h, void* p, std::size_t size) {
   if (p == nullptr) return heap_malloc(h, size);
-  if (!segment_map::contains(segment_of(p))) {
+  if (segment_map::lookup(p) == nullptr) {
     errno = EINVAL;  // not strata's: cannot know its size
     return nullptr;
   }

@@ -83,7 +83,12 @@ void set_foreign_free_handler(foreign_free_handler handler) noexcept {
 }
 
 void free_foreign(void* p) noexcept {
-  if (p != nullptr) foreign_handler(p);
+  if (p == nullptr) return;
+  // A huge block aligned to the segment size or more starts past its
+  // segment's first unit, where free's fast path does not look.
+  if (segment* seg = segment_map::lookup(p); seg != nullptr && seg->huge)
+    return free_slow(seg, &seg->pages[0], p);
+  foreign_handler(p);
 }
 
 namespace {

@@ -241,8 +241,11 @@ void* heap_malloc_aligned(heap* h, std::size_t size, std::size_t alignment) noex
 }
 
 std::size_t usable_size(const void* p) noexcept {
-  segment* seg = segment_of(p);
-  if (p == nullptr || !segment_map::contains(seg)) return 0;
+  segment* seg = segment_map::lookup(p);
+  if (p == nullptr || seg == nullptr) return 0;
+  if (seg->huge)
+    return seg->pages[0].block_size -
+           static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) - seg->pages[0].area);
   page* pg = seg->page_of(p);
   const std::uint8_t* start =
       seg->huge ? pg->area : reinterpret_cast<std::uint8_t*>(block_containing(pg, p));
@@ -255,11 +258,11 @@ std::size_t usable_size(const void* p) noexcept {
 }
 
 void* huge_move(void* p, std::size_t size) noexcept {
-  segment* seg = segment_of(p);
+  segment* seg = segment_map::lookup(p);
   // In secure mode a guard page ends the mapping: the block is copied instead.
-  if (!segment_map::contains(seg) || !seg->huge || size > largest_request() || secure_mode())
-    return nullptr;
+  if (seg == nullptr || !seg->huge || size > largest_request() || secure_mode()) return nullptr;
   page* pg = &seg->pages[0];
+  if (pg->area >= seg->slice_start(slice_count)) return nullptr;  // far-aligned: not moved
   std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
   if ((word & ~page_flag_mask) != os::thread_id() || p != pg->area) return nullptr;
   auto offset = static_cast<std::size_t>(pg->area - reinterpret_cast<std::uint8_t*>(seg));
@@ -291,8 +294,8 @@ void* huge_move(void* p, std::size_t size) noexcept {
 }
 
 bool expand_in_place(void* p, std::size_t size) noexcept {
-  segment* seg = segment_of(p);
-  if (!segment_map::contains(seg) || size > largest_request()) return false;
+  segment* seg = segment_map::lookup(p);
+  if (seg == nullptr || size > largest_request()) return false;
   std::size_t usable = usable_size(p);
   if (size <= usable) return true;
   if (!seg->huge || secure_mode()) return false;  // secure mode: a guard page ends the mapping

@@ -32,6 +32,22 @@ void add(const segment* s) {
 void remove(const segment* s) {
   set(s, false);
 }
+void add_far_block(const segment* s, const void* area) {
+  std::uintptr_t index = reinterpret_cast<std::uintptr_t>(area) >> segment_shift;
+  std::uintptr_t distance = index - (reinterpret_cast<std::uintptr_t>(s) >> segment_shift);
+  if (index < units) present[index].store(static_cast<std::uint8_t>(1 + distance));
+}
+void remove_far_block(const void* area) {
+  std::uintptr_t index = reinterpret_cast<std::uintptr_t>(area) >> segment_shift;
+  if (index < units) present[index].store(0, std::memory_order_relaxed);
+}
+segment* lookup(const void* p) {
+  std::uintptr_t index = reinterpret_cast<std::uintptr_t>(p) >> segment_shift;
+  if (index >= units) return nullptr;
+  std::uint8_t mark = present[index].load(std::memory_order_relaxed);
+  if (mark == 0) return nullptr;
+  return reinterpret_cast<segment*>((index - (mark - 1)) << segment_shift);
+}
 }  // namespace segment_map
 
 namespace global_stats {
@@ -117,6 +133,8 @@ void huge_purge(segment* seg) {
 
 void unmap(segment* seg) {
   std::size_t size = seg->size;
+  if (seg->huge && seg->pages[0].area >= seg->slice_start(slice_count))
+    segment_map::remove_far_block(seg->pages[0].area);
   global_stats::reserved.fetch_sub(size, std::memory_order_relaxed);
   global_stats::segments.fetch_sub(1, std::memory_order_relaxed);
   segment_map::remove(seg);
@@ -266,7 +284,10 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zer
   if (size < min_block_size) size = min_block_size;  // malloc(0) still owns a block
   std::size_t os_page = os::page_size();
   *zeroed = false;
-  if (size > largest_request() || offset >= segment_size) return nullptr;
+  // A block aligned to the segment size or more starts past the first unit,
+  // at most 128 units on (the segment map's byte holds the distance).
+  bool far = offset >= segment_size;
+  if (size > largest_request() || offset > 128 * segment_size) return nullptr;
   // Secure mode puts a guard page after the block: an overflow faults at once.
   std::size_t guard = secure_mode() ? os_page : 0;
   std::size_t total = ((offset + size + os_page - 1) & ~(os_page - 1)) + guard;
@@ -279,7 +300,7 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zer
     // small request a large segment and leave the next large request none.
     std::lock_guard<std::mutex> guard(cache.lock);
     segment** best = nullptr;
-    for (segment** link = &cache.huge; *link != nullptr; link = &(*link)->next) {
+    for (segment** link = &cache.huge; !far && *link != nullptr; link = &(*link)->next) {
       segment* s = *link;
       if (s->size >= total && s->size - total <= total / 4 &&
           (best == nullptr || s->size < (*best)->size))
@@ -294,7 +315,7 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zer
     }
   }
   if (seg == nullptr) {
-    seg = map_segment(total, segment_size);
+    seg = map_segment(total, far ? alignment : segment_size);
     if (seg == nullptr) return nullptr;
     seg->dirty_slices[0] = 0;
     fresh = true;
@@ -328,6 +349,7 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zer
   pg->next = pg->prev = nullptr;
   page_set_first_in_queue(pg, false);
   global_stats::huge_in_use.fetch_add(pg->block_size, std::memory_order_relaxed);
+  if (far) segment_map::add_far_block(seg, pg->area);
   return seg;
 }
 
@@ -350,7 +372,8 @@ void huge_segment_release(segment* seg) {
   segment* evicted = nullptr;
   {
     std::lock_guard<std::mutex> guard(cache.lock);
-    if (seg->size > huge_cache_bytes) {
+    // A far-aligned block's segment is not cached: its layout suits no other request.
+    if (seg->size > huge_cache_bytes || seg->pages[0].area >= seg->slice_start(slice_count)) {
       evicted = seg;
       seg->next = nullptr;
     } else {

@@ -69,9 +69,11 @@ inline segment* segment_of(const void* p) {
 }
 
 // One byte per segment-sized stretch of the 47-bit address space (4 MiB of
-// address space, touched only where segments live): set while a strata segment
-// lives there, so free() can tell strata's pointers from others. A byte rather
-// than a bit keeps the check to a shift, a bound and one compare.
+// address space, touched only where segments live): 1 where a strata segment
+// starts, so free() can tell strata's pointers from others. A byte rather
+// than a bit keeps the check to a shift, a bound and one compare. A huge
+// block aligned to the segment size or more starts in a later unit of its
+// segment: that unit holds 1 + its distance in units from the header.
 namespace segment_map {
 inline constexpr std::size_t units = std::size_t{1} << (47 - segment_shift);
 extern std::atomic<std::uint8_t> present[units];
@@ -80,11 +82,17 @@ extern std::atomic<std::uint8_t> present[units];
 // free's fast path then takes no jump to get past this check.
 inline bool contains(const segment* s) {
   std::uintptr_t index = reinterpret_cast<std::uintptr_t>(s) >> segment_shift;
-  bool marked = present[index & (units - 1)].load(std::memory_order_relaxed) != 0;
+  bool marked = present[index & (units - 1)].load(std::memory_order_relaxed) == 1;
   return (index < units) & marked;
 }
 void add(const segment* s);
 void remove(const segment* s);
+// Mark (or clear) the unit where a far-aligned huge block of `s` starts.
+void add_far_block(const segment* s, const void* area);
+void remove_far_block(const void* area);
+// The segment holding `p` when p's unit is a segment's first or a far-aligned
+// huge block's; null otherwise (the slow paths' form of contains).
+segment* lookup(const void* p);
 }  // namespace segment_map
 
 // A normal segment for `owner`: cached or freshly mapped; null when the OS

@@ -47,7 +47,7 @@ std::size_t libc_usable_size(void* p) {
 }
 
 bool is_strata(const void* p) {
-  return heap::segment_map::contains(heap::segment_of(p));
+  return heap::segment_map::lookup(p) != nullptr;
 }
 
 // The heap's inline aligned fast path, else the C API's full one.

@@ -336,3 +336,35 @@ TEST(HeapEdges, ShowErrorsPrintsARefusedAllocation) {
 }
 
 }  // namespace
+
+namespace {
+
+// Alignments of the segment size and more: a block of its own, freeable from
+// any thread, its size known, growable by copy.
+TEST(HeapEdges, AlignmentsOfThirtyTwoMiBAndMore) {
+  for (std::size_t alignment :
+       {std::size_t{32} << 20, std::size_t{64} << 20, std::size_t{1} << 30}) {
+    void* p = nullptr;
+    ASSERT_EQ(strata_posix_memalign(&p, alignment, 100), 0) << alignment;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % alignment, 0u);
+    EXPECT_GE(strata_usable_size(p), 100u);
+    std::memset(p, 7, 100);
+    p = strata_realloc(p, 200);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(static_cast<unsigned char*>(p)[99], 7);
+    strata_free(p);
+    void* q = strata_malloc_aligned(5000, alignment);
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(q) % alignment, 0u);
+    free_elsewhere(q);
+  }
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        void* p = strata_malloc_aligned(64, std::size_t{64} << 20);
+        strata_free(static_cast<char*>(p) + 4096);
+      },
+      not_handed_out);
+}
+
+}  // namespace

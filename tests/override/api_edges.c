@@ -195,6 +195,22 @@ static void check_aligned(void) {
     }
   }
 
+  // Alignments of 32 and 64 MiB, as glibc serves them.
+  for (size_t alignment = (size_t)32 << 20; alignment <= ((size_t)64 << 20); alignment *= 2) {
+    void* block = NULL;
+    CHECK(posix_memalign(&block, alignment, 100) == 0 && is_aligned(block, alignment),
+          "posix_memalign(%zu, 100) = %p", alignment, block);
+    free(block);
+    block = aligned_alloc(alignment, alignment);
+    CHECK(block != NULL && is_aligned(block, alignment), "aligned_alloc(%zu) = %p", alignment,
+          block);
+    free(block);
+    block = memalign(alignment, 5000);
+    CHECK(block != NULL && is_aligned(block, alignment), "memalign(%zu) = %p", alignment, block);
+    CHECK(malloc_usable_size(block) >= 5000, "memalign(%zu) usable size", alignment);
+    free(block);
+  }
+
   void* untouched = (void*)0x1234;
   CHECK(posix_memalign(&untouched, 24, 64) == EINVAL, "posix_memalign(24) must be EINVAL");
   CHECK(posix_memalign(&untouched, 4, 64) == EINVAL, "posix_memalign(4) must be EINVAL");

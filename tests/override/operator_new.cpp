@@ -66,6 +66,14 @@ void check_direct_calls() {
       ::operator delete[](aligned, align, std::nothrow);
     }
   }
+  // Alignments of 32 and 64 MiB, as glibc serves them.
+  for (std::size_t alignment : {std::size_t{32} << 20, std::size_t{64} << 20}) {
+    const auto align = static_cast<std::align_val_t>(alignment);
+    void* aligned = ::operator new(4096, align);
+    CHECK(is_aligned(aligned, alignment), "new(4096, align %zu)", alignment);
+    std::memset(aligned, 3, 4096);
+    ::operator delete(aligned, align);
+  }
   ::operator delete(nullptr);
   ::operator delete[](nullptr);
   ::operator delete (nullptr, std::align_val_t{64});
