@@ -87,9 +87,14 @@ class frame_run {
             "a bad call moved the frame");
     } catch (const std::bad_alloc&) {
       check(bytes > bounded_resource::budget / 2 || alignment > bounded_resource::budget / 2 ||
-                frames_.this_thread_arena().upstream().get().held() > bounded_resource::budget / 2,
+                near_budget(),
             "bad_alloc for a small request", nullptr, bytes);
     }
+  }
+
+  // Whether the upstream may refuse a small request now.
+  bool near_budget() {
+    return frames_.this_thread_arena().upstream().get().held() > bounded_resource::budget / 2;
   }
 
   void do_batch() {
@@ -97,7 +102,11 @@ class frame_run {
     std::size_t count = in_.below(33);
     std::size_t alignment = std::size_t{1} << in_.below(7);
     void* out[32];
-    frames_.allocate_batch(bytes, count, out, alignment);
+    try {
+      frames_.allocate_batch(bytes, count, out, alignment);
+    } catch (const std::bad_alloc&) {
+      return check(near_budget(), "batch: bad_alloc for a small request", nullptr, bytes * count);
+    }
     for (std::size_t i = 0; i < count; ++i) shadow_.add(out[i], bytes, alignment, frame_owner());
     tag_bytes_[0] += bytes * count;
   }
@@ -120,9 +129,8 @@ class frame_run {
       check(bytes <= frames_type::max_pooled_bytes, "pool_allocate of a size too large", p);
       shadow_.add(p, bytes, bytes > 16 ? 32 : 16, pool_owner);
     } catch (const std::bad_alloc&) {
-      check(bytes > frames_type::max_pooled_bytes ||
-                frames_.this_thread_arena().upstream().get().held() > bounded_resource::budget / 2,
-            "bad_alloc for a pooled size", nullptr, bytes);
+      check(bytes > frames_type::max_pooled_bytes || near_budget(), "bad_alloc for a pooled size",
+            nullptr, bytes);
     }
   }
 

@@ -24,7 +24,12 @@ template <class Pool>
 class pool_run {
  public:
   pool_run(fuzz_input& in, Pool& pool, std::size_t block_bytes, std::size_t alignment)
-      : in_(in), pool_(pool), block_bytes_(block_bytes), alignment_(alignment) {}
+      : in_(in),
+        pool_(pool),
+        block_bytes_(block_bytes),
+        alignment_(alignment),
+        stride_(strata::align_up(std::max<std::size_t>(block_bytes, 16),
+                                 std::max<std::size_t>(alignment, 8))) {}
 
   void step() {
     switch (in_.byte() % 7) {
@@ -61,11 +66,14 @@ class pool_run {
   }
 
  private:
-  // Whether the pool's upstream may refuse now: then bad_alloc is an answer.
-  bool near_budget() const { return shadow_.size() * block_bytes_ > bounded_resource::budget / 2; }
+  // Whether `more` blocks could take the chunks past the upstream's budget: a
+  // chunk holds at least one block, and wastes less than a block and its header.
+  bool near_budget(std::size_t more) const {
+    return (shadow_.size() + more) * (2 * stride_ + 64) > bounded_resource::budget;
+  }
 
   void do_allocate() {
-    if (near_budget()) return;
+    if (near_budget(1)) return;
     shadow_.add(pool_.allocate(), block_bytes_, alignment_);
   }
 
@@ -78,7 +86,7 @@ class pool_run {
 
   void do_batch() {
     std::size_t count = in_.below(65);
-    if (near_budget()) return;
+    if (near_budget(count)) return;
     void* out[64];
     pool_.allocate_batch(count, out);
     for (std::size_t i = 0; i < count; ++i) shadow_.add(out[i], block_bytes_, alignment_);
@@ -117,6 +125,7 @@ class pool_run {
   shadow shadow_;
   std::size_t block_bytes_;
   std::size_t alignment_;
+  std::size_t stride_;
 };
 
 // Build a pool from the input's first bytes, or check the constructor's
