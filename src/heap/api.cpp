@@ -59,6 +59,7 @@ void* resize(heap* h, void* p, std::size_t size) {
     errno = EINVAL;  // not strata's: cannot know its size
     return nullptr;
   }
+  check_live_block(p);  // resizing a freed or interior pointer is misuse, caught as free would
   if (size > largest_request())  // no block can grow that far: `p` stays as it is
     return allocation_error(ENOMEM, "realloc", size, 0);
   std::size_t usable = usable_size(p);
@@ -137,6 +138,7 @@ size_t strata_usable_size(const void* p) noexcept {
 
 void* strata_expand(void* p, size_t size) noexcept {
   if (p == nullptr) return nullptr;
+  check_live_block(p);
   return expand_in_place(p, size) ? p : nullptr;
 }
 

@@ -172,6 +172,23 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
   remote_free(pg, b);
 }
 
+void check_live_block(void* p) noexcept {
+  segment* seg = segment_map::lookup(p);
+  if (seg == nullptr) return;
+  page* pg = seg->huge ? &seg->pages[0] : seg->page_of(p);
+  std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
+  block* b = block_to_free(seg, pg, p, word);
+  if (seg->huge) return;
+  bool checked = (word & page_is_checked) != 0;
+  if (page_has_map(pg)) {
+    std::uint64_t bit = map_bit(pg, b);
+    if ((word & ~page_flag_mask) == os::thread_id() && ((pg->free_map & bit) != 0 || pg->free == b))
+      report_double_free(pg, p);
+  } else if (b->free_tag == (checked ? checked_free_tag(pg, b) : free_tag_of(pg))) {
+    report_double_free(pg, p);
+  }
+}
+
 void report_double_free(const page* pg, const void* p) noexcept {
   heap_corruption_at("double free", pg, p);
 }

@@ -368,3 +368,31 @@ TEST(HeapEdges, AlignmentsOfThirtyTwoMiBAndMore) {
 }
 
 }  // namespace
+
+namespace {
+
+// realloc and strata_expand check their pointer as free does.
+TEST_F(HeapMisuse, ResizingAFreedOrInteriorPointer) {
+  EXPECT_DEATH(
+      {
+        void* keep = strata_malloc(64);
+        void* p = strata_malloc(64);
+        strata_free(p);
+        (void)!strata_realloc(p, 32);
+        strata_free(keep);
+      },
+      double_free);
+  EXPECT_DEATH((void)!strata_realloc(at(strata_malloc(64), 16), 20), not_handed_out);
+  EXPECT_DEATH((void)!strata_expand(at(strata_malloc(5000), 8), 20), not_handed_out);
+  EXPECT_DEATH(
+      {
+        void* p = strata_malloc(5000);
+        void* keep = strata_malloc(5000);
+        strata_free(p);
+        (void)!strata_expand(p, 10);
+        strata_free(keep);
+      },
+      double_free);
+}
+
+}  // namespace
