@@ -96,7 +96,7 @@ void extend_shuffled(page* pg) {
     order[j] = t;
   }
   std::uint8_t* first = pg->area + std::size_t{pg->capacity} * pg->block_size;
-  pg->capacity += n;
+  page_capacity_grow(pg, n);
   bool fill = debug_mode();
   for (std::uint32_t i = 0; i < n; ++i) {
     auto* b = reinterpret_cast<block*>(first + order[i] * pg->block_size);

@@ -107,7 +107,7 @@ block* block_to_free(segment* seg, page* pg, void* p, std::uintptr_t word) {
     return static_cast<block*>(p);
   }
   auto* bytes = static_cast<std::uint8_t*>(p);
-  if (bytes < pg->area || bytes >= pg->area + std::size_t{pg->capacity} * pg->block_size)
+  if (bytes < pg->area || bytes >= pg->area + std::size_t{page_capacity_seen(pg)} * pg->block_size)
     report_invalid_free(pg, p);
   block* b = block_containing(pg, p);
   if (b == p) return b;

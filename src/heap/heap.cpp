@@ -42,7 +42,7 @@ void page_extend(page* pg) {
     b->free_tag = free_tag_of(pg);
   }
   pg->free = reinterpret_cast<block*>(first);
-  pg->capacity += n;
+  page_capacity_grow(pg, n);
 }
 
 // Set up a page descriptor for `cls` over slices [first, first + count).
@@ -157,6 +157,12 @@ page* find_page(heap* h, std::size_t cls) {
     // A thread's first page: pages of exited threads may serve instead.
     if (h->context->segment_count == 0 && thread_adopt_abandoned(h->context) && q.first != nullptr)
       continue;
+    // Blocks other threads freed into full pages serve before a new page does:
+    // a heap the OS refuses more memory still gets them back.
+    if (h->full_pages_have_remote.load(std::memory_order_relaxed)) {
+      heap_requeue_remote_full(h);
+      if (q.first != nullptr) continue;
+    }
     page* pg = page_alloc(h, cls);
     if (pg == nullptr) return nullptr;
     page_has_block(pg);  // carve the first blocks of a list page

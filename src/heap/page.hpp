@@ -100,6 +100,16 @@ struct alignas(128) page {
 static_assert(std::endian::native == std::endian::little,
               "page::counts keeps `used` in its low half");
 
+// Blocks carved so far, as another thread validating a pointer it frees reads
+// it while the owner carves more: relaxed atomic accesses (plain moves on x86).
+inline std::uint32_t page_capacity_seen(const page* pg) {
+  return std::atomic_ref<std::uint32_t>(const_cast<page*>(pg)->capacity)
+      .load(std::memory_order_relaxed);
+}
+inline void page_capacity_grow(page* pg, std::uint32_t n) {
+  std::atomic_ref<std::uint32_t>(pg->capacity).store(pg->capacity + n, std::memory_order_relaxed);
+}
+
 // Blocks handed out (see page::counts).
 inline std::uint32_t page_used(const page* pg) {
   return static_cast<std::uint32_t>(pg->counts);

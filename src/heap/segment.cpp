@@ -173,11 +173,47 @@ void* take_from_region(std::size_t size, std::size_t alignment) {
   }
 }
 
+void unmap_huge(segment* seg);
+
+// Unmap every cached segment, normal and huge: when the OS refuses a new
+// reservation (an address-space limit, a full address space), the room they
+// hold is what it needs. Whether there was any.
+bool release_cached_segments() {
+  segment* normal;
+  segment* huge;
+  {
+    std::lock_guard<std::mutex> guard(cache.lock);
+    normal = cache.normal;
+    huge = cache.huge;
+    global_stats::segments_cached.fetch_sub(cache.normal_count + cache.huge_count,
+                                            std::memory_order_relaxed);
+    cache.normal = cache.huge = nullptr;
+    cache.normal_count = cache.huge_count = cache.huge_bytes = 0;
+  }
+  bool any = normal != nullptr || huge != nullptr;
+  while (normal != nullptr) {  // outside the lock: munmap can take a while
+    segment* next = normal->next;
+    global_stats::uncommit(header_size +
+                           slice_bitmap::count(normal->dirty_slices, 0, slice_count) * slice_size);
+    unmap(normal);
+    normal = next;
+  }
+  while (huge != nullptr) {
+    segment* next = huge->next;
+    unmap_huge(huge);
+    huge = next;
+  }
+  return any;
+}
+
 // Reserve and map-register `size` bytes aligned to `alignment` for a segment.
 segment* map_segment(std::size_t size, std::size_t alignment) {
   stats_sample_peak();  // a new peak forms only as the heap grows; reuse from a cache is not growth
   auto* seg = static_cast<segment*>(take_from_region(size, alignment));
   if (seg == nullptr) seg = static_cast<segment*>(os::reserve_aligned(size, alignment, true));
+  // Refused: the emptied segments the caches keep may hold the room it needs.
+  if (seg == nullptr && release_cached_segments())
+    seg = static_cast<segment*>(os::reserve_aligned(size, alignment, true));
   if (seg == nullptr) return nullptr;
   if (options::get(STRATA_OPTION_LARGE_OS_PAGES) != 0) os::hint_huge_pages(seg, size);
   seg->size = size;

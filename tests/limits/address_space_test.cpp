@@ -177,14 +177,9 @@ TEST(AddressSpace, ExhaustionFromRacingThreads) {
     }
     LIMITS_CHECK(total * block_size >= headroom / 10 * 6);
     // Each thread's blocks, freed by its neighbour, serve it again.
-    if (total_again < total / 2) return child_skip;
+    LIMITS_CHECK(total_again >= total / 2);
     return child_ok;
   });
-  if (code == child_skip)
-    GTEST_SKIP() << "heap bug: a thread whose segments are full and whose blocks other threads "
-                    "freed gets NULL, since find_page maps a new page before requeuing full "
-                    "pages freed into; proposed fix: heap_requeue_remote_full in find_page "
-                    "before page_alloc (src/heap/heap.cpp)";
   EXPECT_EQ(code, child_ok);
 }
 
@@ -219,19 +214,12 @@ TEST(AddressSpace, FreedMemoryServesOtherShapes) {
     void* big = strata_malloc(40 * MiB);
     bool huge_after_small = big != nullptr;
     strata_free(big);
-    if (!small_after_huge || !huge_after_small) {
+    if (!small_after_huge || !huge_after_small)
       std::fprintf(stderr,
                    "small blocks after huge ones: %zu MiB; a 40 MiB block after small: %s\n",
                    served * block_size / MiB, huge_after_small ? "served" : "refused");
-      return child_skip;
-    }
+    LIMITS_CHECK(small_after_huge && huge_after_small);
     return child_ok;
   });
-  if (code == child_skip)
-    GTEST_SKIP() << "heap bug: emptied segments stay mapped in the segment caches, so under an "
-                    "address-space limit memory freed in one shape (huge blocks, small blocks) "
-                    "never serves another; proposed fix: map_segment gives the cached segments "
-                    "back to the OS and retries once when a reservation is refused "
-                    "(src/heap/segment.cpp)";
   EXPECT_EQ(code, child_ok);
 }
