@@ -372,18 +372,18 @@ class monotonic_arena {
   static constexpr std::size_t chunk_alignment = 64;
 
   // The fast path: align the cursor, and take the block if the chunk holds it.
-  // `alignment` is a power of two; the padding is computed without rounding the
-  // address up, so no alignment or size can wrap around and pass the check.
+  // `alignment` is a power of two. Rounding the cursor up is two steps on the
+  // chain from one allocation's cursor to the next; a rounding that wraps past
+  // the top of the address space comes out below the cursor and is refused.
   void* bump(std::size_t bytes, std::size_t alignment) noexcept {
     bytes += bytes == 0;
     auto cursor = reinterpret_cast<std::uintptr_t>(cursor_);
-    std::size_t room = static_cast<std::size_t>(limit_ - cursor_);
-    std::size_t padding = -cursor & (alignment - 1);
-    if (padding > room || bytes > room - padding) [[unlikely]]
+    auto limit = reinterpret_cast<std::uintptr_t>(limit_);
+    std::uintptr_t block = (cursor + alignment - 1) & ~(alignment - 1);
+    if (block < cursor || block > limit || bytes > limit - block) [[unlikely]]
       return nullptr;
-    std::uintptr_t block = cursor + padding;
     cursor_ = reinterpret_cast<char*>(block + bytes);
-    if constexpr (Config.statistics) record(bytes, padding, 1);
+    if constexpr (Config.statistics) record(bytes, block - cursor, 1);
     return finish(reinterpret_cast<void*>(block), bytes);
   }
 
