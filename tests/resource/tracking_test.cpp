@@ -1,0 +1,131 @@
+// The tracking adaptor: live blocks with their tags, sizes and stacks, the leak
+// report, and the off switch that leaves only the upstream.
+#include <strata/tracking.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using tracked = strata::tracking<strata::malloc_resource, true>;
+
+// An upstream with state, to show the off switch adds nothing to it.
+struct sized_upstream {
+  strata::malloc_resource inner;
+  long state = 0;
+  // Forward to malloc.
+  void* allocate(std::size_t bytes, std::size_t alignment) {
+    return inner.allocate(bytes, alignment);
+  }
+  // Forward to free.
+  void deallocate(void* p, std::size_t bytes, std::size_t alignment) {
+    inner.deallocate(p, bytes, alignment);
+  }
+  bool is_equal(const sized_upstream&) const noexcept { return true; }
+};
+
+static_assert(strata::host_resource<tracked>);
+static_assert(sizeof(strata::tracking<sized_upstream, false>) == sizeof(sized_upstream));
+static_assert(std::is_empty_v<strata::tracking<strata::heap_resource, false>> ==
+              std::is_empty_v<strata::heap_resource>);
+static_assert(!strata::tracking<strata::malloc_resource, false>::enabled);
+static_assert(strata::tracking_by_default);
+
+TEST(Tracking, ListsExactlyTheLiveBlocks) {
+  tracked resource;
+  void* a = resource.allocate(100);
+  void* b;
+  {
+    strata::tracking_tag tag("parser");
+    b = resource.allocate(2000, 64);
+    {
+      strata::tracking_tag inner("lexer");
+      resource.deallocate(resource.allocate(7), 7);
+    }
+  }
+  void* c = resource.allocate_tagged(30, 16, "cache");
+  resource.deallocate(a, 100);
+  EXPECT_EQ(resource.live_blocks(), 2u);
+  EXPECT_EQ(resource.live_bytes(), 2030u);
+  const auto live = resource.live();
+  ASSERT_EQ(live.size(), 2u);
+  EXPECT_EQ(live[0].address, reinterpret_cast<std::uintptr_t>(b));
+  EXPECT_EQ(live[0].bytes, 2000u);
+  EXPECT_EQ(live[0].alignment, 64u);
+  EXPECT_STREQ(live[0].tag, "parser");
+  EXPECT_EQ(live[0].thread, strata::thread_number());
+  EXPECT_STREQ(live[1].tag, "cache");
+  EXPECT_LE(live[0].time_ns, live[1].time_ns);
+
+  const std::string report = resource.leak_report();
+  EXPECT_NE(report.find("2 live blocks, 2030 bytes"), std::string::npos) << report;
+  EXPECT_NE(report.find("2000 bytes align 64"), std::string::npos) << report;
+  EXPECT_NE(report.find("tag parser"), std::string::npos) << report;
+  EXPECT_NE(report.find("tag cache"), std::string::npos) << report;
+  EXPECT_EQ(report.find("lexer"), std::string::npos) << report;
+  EXPECT_EQ(report.find("100 bytes"), std::string::npos) << report;
+  resource.deallocate(b, 2000, 64);
+  resource.deallocate(c, 30, 16);
+  EXPECT_NE(resource.leak_report().find("0 live blocks, 0 bytes"), std::string::npos);
+}
+
+TEST(Tracking, RecordsTheAllocatingThread) {
+  tracked resource;
+  void* p = nullptr;
+  std::uint32_t number = 0;
+  std::thread([&] {
+    p = resource.allocate(48);
+    number = strata::thread_number();
+  }).join();
+  ASSERT_EQ(resource.live().size(), 1u);
+  EXPECT_EQ(resource.live()[0].thread, number);
+  EXPECT_NE(number, strata::thread_number());
+  resource.deallocate(p, 48);
+}
+
+// Not inlined, so its name is a frame of the captured stack.
+[[gnu::noinline]] void* allocate_here(strata::tracking<strata::malloc_resource, true, 8>& r) {
+  void* p = r.allocate(256);
+  asm volatile("" ::: "memory");
+  return p;
+}
+
+TEST(Tracking, CapturesStacks) {
+  strata::tracking<strata::malloc_resource, true, 8> resource;
+  void* p = allocate_here(resource);
+  const auto live = resource.live();
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_GT(live[0].depth, 0u);
+  EXPECT_LE(live[0].depth, 8u);
+  const std::string report = resource.leak_report();
+  EXPECT_NE(report.find("    #0 0x"), std::string::npos) << report;
+  resource.deallocate(p, 256);
+}
+
+TEST(Tracking, OffSwitchIsAPassThrough) {
+  strata::tracking<sized_upstream, false> resource;
+  void* p = resource.allocate_tagged(64, 16, "ignored");
+  EXPECT_EQ(resource.live_blocks(), 0u);
+  EXPECT_EQ(resource.leak_report(), "strata tracking: compiled out\n");
+  resource.deallocate(p, 64);
+}
+
+TEST(Tracking, ZeroBytesIsValidAndBadAlignmentThrows) {
+  strata::tracking<strata::heap_resource, true> resource;
+  void* p = resource.allocate(0);
+  EXPECT_EQ(resource.live_blocks(), 1u);
+  resource.deallocate(p, 0);
+  EXPECT_THROW(resource.allocate(8, 12), std::invalid_argument);
+  EXPECT_EQ(resource.live_blocks(), 0u);
+}
+
+TEST(TrackingDeathTest, FreeOfAnUnknownBlockIsReported) {
+  strata::tracking<strata::heap_resource, true> resource;
+  static char foreign[32];
+  EXPECT_DEATH(resource.deallocate(foreign, 32), "not live in this tracking adaptor");
+}
+
+}  // namespace
