@@ -1,0 +1,99 @@
+// bfc's index by address: an open-addressing hash table from a chunk's start
+// address to its record, so deallocate finds a chunk without reading the
+// managed memory, and a pointer that is no chunk's start is found to be so.
+#ifndef STRATA_DETAIL_BFC_ADDRESS_TABLE_HPP
+#define STRATA_DETAIL_BFC_ADDRESS_TABLE_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace strata::detail {
+
+// The record number standing for "no chunk".
+inline constexpr std::uint32_t no_chunk = UINT32_MAX;
+
+// Linear probing, at most half full, deletion by backward shift (no tombstones,
+// so a long run of allocations and frees never slows the probes down).
+class bfc_address_table {
+ public:
+  // The record of the chunk starting at `address` (not zero), or no_chunk.
+  std::uint32_t find(std::uintptr_t address) const noexcept {
+    if (slots_.empty()) return no_chunk;
+    for (std::size_t i = home(address);; i = (i + 1) & mask_) {
+      if (slots_[i].key == address) return slots_[i].value;
+      if (slots_[i].key == 0) return no_chunk;
+    }
+  }
+
+  // Grow now if `more` inserts would leave the table over half full, so the
+  // inserts themselves cannot fail.
+  void make_room(std::size_t more) {
+    if ((count_ + more) * 2 > slots_.size()) grow();
+  }
+
+  // Record that the chunk `value` starts at `address` (not yet in the table);
+  // make_room reserved its slot.
+  void insert(std::uintptr_t address, std::uint32_t value) noexcept {
+    place(address, value);
+    ++count_;
+  }
+
+  // Forget `address` (present): later entries of its probe run move back.
+  void erase(std::uintptr_t address) noexcept {
+    std::size_t hole = home(address);
+    while (slots_[hole].key != address) hole = (hole + 1) & mask_;
+    for (std::size_t j = (hole + 1) & mask_; slots_[j].key != 0; j = (j + 1) & mask_) {
+      std::size_t want = home(slots_[j].key);
+      // The entry at j may fill the hole unless its home lies after the hole.
+      bool stays = hole <= j ? (want > hole && want <= j) : (want > hole || want <= j);
+      if (!stays) {
+        slots_[hole] = slots_[j];
+        hole = j;
+      }
+    }
+    slots_[hole].key = 0;
+    --count_;
+  }
+
+  std::size_t size() const noexcept { return count_; }
+
+ private:
+  struct slot {
+    std::uintptr_t key;
+    std::uint32_t value;
+  };
+
+  // Fibonacci hashing of the address: the top bits of the product.
+  std::size_t home(std::uintptr_t address) const noexcept {
+    return static_cast<std::size_t>((address * 0x9E3779B97F4A7C15u) >> shift_);
+  }
+
+  // Store an entry in the first empty slot of its probe run.
+  void place(std::uintptr_t address, std::uint32_t value) noexcept {
+    std::size_t i = home(address);
+    while (slots_[i].key != 0) i = (i + 1) & mask_;
+    slots_[i] = {address, value};
+  }
+
+  // Twice the slots, every entry placed again.
+  [[gnu::cold, gnu::noinline]] void grow() {
+    std::vector<slot> old = std::move(slots_);
+    std::size_t capacity = old.empty() ? 64 : old.size() * 2;
+    slots_.assign(capacity, slot{0, 0});
+    mask_ = capacity - 1;
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
+    for (const slot& s : old)
+      if (s.key != 0) place(s.key, s.value);
+  }
+
+  std::vector<slot> slots_;
+  std::size_t mask_ = 0;
+  unsigned shift_ = 64;
+  std::size_t count_ = 0;
+};
+
+}  // namespace strata::detail
+
+#endif  // STRATA_DETAIL_BFC_ADDRESS_TABLE_HPP

@@ -1,0 +1,179 @@
+// bfc's index by size: the chunk record, and the free chunks binned by size
+// class, each bin an ordered tree (a treap keyed by size, then address) built
+// into the records themselves, with a bitmap of the bins that hold any.
+//
+// Best fit is O(log n): the request's own bin is searched for its smallest
+// chunk that is large enough; failing that, the bitmap names the next bin
+// that holds anything, whose smallest chunk is larger than the request.
+#ifndef STRATA_DETAIL_BFC_SIZE_BINS_HPP
+#define STRATA_DETAIL_BFC_SIZE_BINS_HPP
+
+#include <strata/detail/bfc_address_table.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace strata::detail {
+
+// One chunk of a region: where it lies, its neighbours in address order, and
+// while it is free, its place in its bin's tree.
+struct bfc_chunk {
+  std::uintptr_t base;
+  std::size_t size;
+  std::uint32_t prev;  // the chunk before it in its region, or no_chunk
+  std::uint32_t next;  // the chunk after it; also links spare records
+  std::uint32_t left;  // tree links, while free
+  std::uint32_t right;
+  std::uint32_t parent;
+  std::uint32_t priority;
+  std::uint16_t bin;
+  bool free;
+};
+
+// The free chunks by size. Sizes are multiples of the granule; the first 32
+// bins hold one size each, then each power of two is cut into 8 bins.
+class bfc_size_bins {
+ public:
+  static constexpr unsigned exact_bins = 32;
+  static constexpr unsigned bin_count = exact_bins + (64 - 5) * 8;
+
+  explicit bfc_size_bins(unsigned granule_shift) noexcept : granule_shift_(granule_shift) {
+    roots_.fill(no_chunk);
+  }
+
+  // The bin of a size (a multiple of the granule, not zero).
+  unsigned bin_of(std::size_t size) const noexcept {
+    std::size_t units = size >> granule_shift_;
+    if (units < exact_bins) return static_cast<unsigned>(units);
+    unsigned top = 63u - static_cast<unsigned>(__builtin_clzll(units));
+    return exact_bins + (top - 5) * 8 + static_cast<unsigned>((units >> (top - 3)) & 7);
+  }
+
+  // Add the free chunk `i` to its bin.
+  void insert(std::vector<bfc_chunk>& chunks, std::uint32_t i) noexcept {
+    bfc_chunk& c = chunks[i];
+    unsigned bin = bin_of(c.size);
+    c.bin = static_cast<std::uint16_t>(bin);
+    c.left = c.right = no_chunk;
+    std::uint32_t at = roots_[bin];
+    if (at == no_chunk) {
+      c.parent = no_chunk;
+      roots_[bin] = i;
+      occupied_[bin / 64] |= std::uint64_t{1} << (bin % 64);
+      return;
+    }
+    for (;;) {
+      bfc_chunk& node = chunks[at];
+      std::uint32_t& link = before(c, node) ? node.left : node.right;
+      if (link == no_chunk) {
+        link = i;
+        break;
+      }
+      at = link;
+    }
+    c.parent = at;
+    while (c.parent != no_chunk && chunks[c.parent].priority < c.priority) rotate_up(chunks, i);
+  }
+
+  // Take the free chunk `i` out of its bin.
+  void erase(std::vector<bfc_chunk>& chunks, std::uint32_t i) noexcept {
+    bfc_chunk& c = chunks[i];
+    while (c.left != no_chunk || c.right != no_chunk) {
+      std::uint32_t child = c.left == no_chunk                                   ? c.right
+                            : c.right == no_chunk                                ? c.left
+                            : chunks[c.left].priority > chunks[c.right].priority ? c.left
+                                                                                 : c.right;
+      rotate_up(chunks, child);
+    }
+    if (c.parent == no_chunk) {
+      roots_[c.bin] = no_chunk;
+      occupied_[c.bin / 64] &= ~(std::uint64_t{1} << (c.bin % 64));
+    } else {
+      bfc_chunk& p = chunks[c.parent];
+      (p.left == i ? p.left : p.right) = no_chunk;
+    }
+  }
+
+  // The smallest free chunk of at least `size` bytes (the lowest address of
+  // those), or no_chunk.
+  std::uint32_t best_fit(const std::vector<bfc_chunk>& chunks, std::size_t size) const noexcept {
+    unsigned bin = bin_of(size);
+    std::uint32_t best = no_chunk;
+    for (std::uint32_t at = roots_[bin]; at != no_chunk;) {
+      if (chunks[at].size >= size) {
+        best = at;
+        at = chunks[at].left;
+      } else {
+        at = chunks[at].right;
+      }
+    }
+    if (best != no_chunk) return best;
+    unsigned next = first_occupied_after(bin);
+    if (next == bin_count) return no_chunk;
+    std::uint32_t at = roots_[next];
+    while (chunks[at].left != no_chunk) at = chunks[at].left;
+    return at;
+  }
+
+  // The largest free chunk, or no_chunk.
+  std::uint32_t largest(const std::vector<bfc_chunk>& chunks) const noexcept {
+    for (unsigned word = static_cast<unsigned>(occupied_.size()); word-- > 0;) {
+      if (occupied_[word] == 0) continue;
+      unsigned bin = word * 64 + 63u - static_cast<unsigned>(__builtin_clzll(occupied_[word]));
+      std::uint32_t at = roots_[bin];
+      while (chunks[at].right != no_chunk) at = chunks[at].right;
+      return at;
+    }
+    return no_chunk;
+  }
+
+ private:
+  // Tree order: by size, then by address.
+  static bool before(const bfc_chunk& a, const bfc_chunk& b) noexcept {
+    return a.size < b.size || (a.size == b.size && a.base < b.base);
+  }
+
+  // The first bin above `bin` that holds a free chunk, or bin_count.
+  unsigned first_occupied_after(unsigned bin) const noexcept {
+    unsigned start = bin + 1;
+    for (unsigned word = start / 64; word < occupied_.size(); ++word) {
+      std::uint64_t bits = occupied_[word];
+      if (word == start / 64) bits &= ~std::uint64_t{0} << (start % 64);
+      if (bits != 0) return word * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
+    }
+    return bin_count;
+  }
+
+  // Lift `i` above its parent, keeping the tree order.
+  void rotate_up(std::vector<bfc_chunk>& chunks, std::uint32_t i) noexcept {
+    bfc_chunk& c = chunks[i];
+    std::uint32_t up = c.parent;
+    bfc_chunk& p = chunks[up];
+    std::uint32_t grand = p.parent;
+    if (p.left == i) {
+      p.left = c.right;
+      if (c.right != no_chunk) chunks[c.right].parent = up;
+      c.right = up;
+    } else {
+      p.right = c.left;
+      if (c.left != no_chunk) chunks[c.left].parent = up;
+      c.left = up;
+    }
+    p.parent = i;
+    c.parent = grand;
+    if (grand == no_chunk)
+      roots_[c.bin] = i;
+    else
+      (chunks[grand].left == up ? chunks[grand].left : chunks[grand].right) = i;
+  }
+
+  std::array<std::uint32_t, bin_count> roots_;
+  std::array<std::uint64_t, (bin_count + 63) / 64> occupied_{};
+  unsigned granule_shift_;
+};
+
+}  // namespace strata::detail
+
+#endif  // STRATA_DETAIL_BFC_SIZE_BINS_HPP
