@@ -242,6 +242,31 @@ class upstream_ref {
   R* resource_;
 };
 
+// Any std::pmr::memory_resource as a strata upstream (non-owning; the resource
+// must outlive it). The alignment is checked first, since a pmr resource given
+// one that is not a power of two has undefined behaviour.
+class pmr_upstream {
+ public:
+  explicit pmr_upstream(std::pmr::memory_resource& resource) noexcept : resource_(&resource) {}
+
+  // Allocate from the pmr resource; throws what it throws (std::bad_alloc).
+  void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
+    check_alignment(alignment);
+    return resource_->allocate(bytes, alignment);
+  }
+  // Free into the pmr resource.
+  void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
+    resource_->deallocate(p, bytes, alignment);
+  }
+  bool is_equal(const pmr_upstream& other) const noexcept {
+    return resource_->is_equal(*other.resource_);
+  }
+  std::pmr::memory_resource& get() const noexcept { return *resource_; }
+
+ private:
+  std::pmr::memory_resource* resource_;
+};
+
 // ---- the type-erased wrapper -----------------------------------------------
 
 // A non-owning, type-erased reference to any host resource, which is itself a
