@@ -16,6 +16,7 @@
 
 #include "heap/heap.hpp"
 #include "options/options.hpp"
+#include "override/trace_recorder.hpp"
 #include "strata/strata.h"
 
 #define STRATA_OVERRIDE extern "C" __attribute__((visibility("default")))
@@ -29,6 +30,8 @@ void fork_child() noexcept;
 namespace {
 
 using namespace strata;
+using trace_recorder::on;
+using trace_recorder::record;
 
 // The C library's own functions, for pointers that are not strata's.
 template <class Fn>
@@ -65,6 +68,7 @@ __attribute__((constructor(101))) void override_init() {
   heap::set_foreign_free_handler(free_with_libc);
   pthread_atfork(heap::fork_prepare, heap::fork_parent, heap::fork_child);
   atexit(print_stats_at_exit);
+  trace_recorder::start();
 }
 
 }  // namespace
@@ -73,22 +77,29 @@ __attribute__((constructor(101))) void override_init() {
 // fewest fetch blocks whatever else moves in the library (unaligned, pair loops
 // measured up to 1 ns slower on some builds).
 STRATA_OVERRIDE __attribute__((aligned(64))) void* malloc(size_t size) noexcept {
+  if (STRATA_UNLIKELY(on())) return trace_recorder::malloc_recorded(size);
   return heap::heap_malloc(heap::tls_heap, size);
 }
 
 STRATA_OVERRIDE __attribute__((aligned(64))) void free(void* p) noexcept {
+  if (STRATA_UNLIKELY(on())) return trace_recorder::free_recorded(p);
   heap::heap_free(p);
 }
 
 STRATA_OVERRIDE void cfree(void* p) noexcept {
-  heap::heap_free(p);
+  free(p);
 }
 
 STRATA_OVERRIDE void* calloc(size_t count, size_t size) noexcept {
-  return strata_calloc(count, size);
+  void* p = strata_calloc(count, size);
+  if (STRATA_UNLIKELY(on())) record(trace::op::calloc, p, count * size);
+  return p;
 }
 
-STRATA_OVERRIDE void* realloc(void* p, size_t size) noexcept {
+namespace {
+
+// realloc without the recording.
+void* resize(void* p, size_t size) noexcept {
   if (p != nullptr && !is_strata(p)) {  // a C library block moves into strata
     std::size_t old = libc_usable_size(p);
     void* q = strata_malloc(size);
@@ -102,6 +113,24 @@ STRATA_OVERRIDE void* realloc(void* p, size_t size) noexcept {
     return nullptr;
   }
   return strata_realloc(p, size);
+}
+
+// realloc recorded: a shrink to nothing is a free, anything else a realloc.
+__attribute__((noinline, cold)) void* resize_recorded(void* p, size_t size) noexcept {
+  if (p != nullptr && size == 0 && is_strata(p)) {
+    trace_recorder::free_recorded(p);
+    return nullptr;
+  }
+  void* q = resize(p, size);
+  record(trace::op::realloc, q, size, p);
+  return q;
+}
+
+}  // namespace
+
+STRATA_OVERRIDE void* realloc(void* p, size_t size) noexcept {
+  if (STRATA_UNLIKELY(on())) return resize_recorded(p, size);
+  return resize(p, size);
 }
 
 STRATA_OVERRIDE void* reallocarray(void* p, size_t count, size_t size) noexcept {
@@ -121,14 +150,22 @@ STRATA_OVERRIDE void* memalign(size_t alignment, size_t size) noexcept {
     return nullptr;
   }
   if (alignment != 0 && (alignment & (alignment - 1)) != 0) alignment = std::bit_ceil(alignment);
-  return aligned(size, alignment == 0 ? 1 : alignment);
+  if (alignment == 0) alignment = 1;
+  void* p = aligned(size, alignment);
+  if (STRATA_UNLIKELY(on())) record(trace::op::aligned, p, size, nullptr, alignment);
+  return p;
 }
 
 STRATA_OVERRIDE void* aligned_alloc(size_t alignment, size_t size) noexcept {
-  return aligned(size, alignment);
+  void* p = aligned(size, alignment);
+  if (STRATA_UNLIKELY(on())) record(trace::op::aligned, p, size, nullptr, alignment);
+  return p;
 }
 
-STRATA_OVERRIDE int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
+namespace {
+
+// posix_memalign without the recording.
+int posix_memalign_block(void** out, size_t alignment, size_t size) noexcept {
   if (alignment >= sizeof(void*)) {
     void* p = heap::heap_malloc_aligned_fast(heap::tls_heap, size, alignment);
     if (STRATA_LIKELY(p != nullptr)) {
@@ -139,8 +176,20 @@ STRATA_OVERRIDE int posix_memalign(void** out, size_t alignment, size_t size) no
   return strata_posix_memalign(out, alignment, size);
 }
 
+}  // namespace
+
+STRATA_OVERRIDE int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
+  int error = posix_memalign_block(out, alignment, size);
+  if (STRATA_UNLIKELY(on()))
+    record(trace::op::aligned, error == 0 ? *out : nullptr, size, nullptr, alignment);
+  return error;
+}
+
 STRATA_OVERRIDE void* valloc(size_t size) noexcept {
-  return strata_malloc_aligned(size, static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+  auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* p = strata_malloc_aligned(size, page);
+  if (STRATA_UNLIKELY(on())) record(trace::op::aligned, p, size, nullptr, page);
+  return p;
 }
 
 STRATA_OVERRIDE void* pvalloc(size_t size) noexcept {
@@ -149,7 +198,9 @@ STRATA_OVERRIDE void* pvalloc(size_t size) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
-  return strata_malloc_aligned(size == 0 ? page : (size + page - 1) & ~(page - 1), page);
+  void* p = strata_malloc_aligned(size == 0 ? page : (size + page - 1) & ~(page - 1), page);
+  if (STRATA_UNLIKELY(on())) record(trace::op::aligned, p, size, nullptr, page);
+  return p;
 }
 
 STRATA_OVERRIDE size_t malloc_usable_size(void* p) noexcept {

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "heap/heap.hpp"
+#include "override/trace_recorder.hpp"
 #include "strata/strata.h"
 
 namespace {
@@ -36,35 +37,56 @@ __attribute__((noinline)) void* new_retry(std::size_t size, std::size_t alignmen
   }
 }
 
+// Records a block operator new returns, when STRATA_TRACE records.
+inline void* recorded_new(void* p, std::size_t size, std::size_t alignment) noexcept {
+  if (STRATA_UNLIKELY(trace_recorder::on()))
+    trace_recorder::record(alignment != 0 ? trace::op::aligned : trace::op::malloc, p, size,
+                           nullptr, alignment);
+  return p;
+}
+
+// A failed first try retried through the new-handler, then recorded.
+__attribute__((noinline)) void* new_block_slow(std::size_t size) {
+  return recorded_new(new_retry(size, 0, false), size, 0);
+}
+
 inline void* new_block(std::size_t size) {
+  if (STRATA_UNLIKELY(trace_recorder::on())) return new_block_slow(size);
   void* p = heap::heap_malloc(heap::tls_heap, size);
-  return STRATA_LIKELY(p != nullptr) ? p : new_retry(size, 0, false);
+  return STRATA_LIKELY(p != nullptr) ? p : new_block_slow(size);
 }
 
 inline void* new_block_nothrow(std::size_t size) noexcept {
   void* p = heap::heap_malloc(heap::tls_heap, size);
-  if (STRATA_LIKELY(p != nullptr)) return p;
+  if (STRATA_LIKELY(p != nullptr)) return recorded_new(p, size, 0);
   try {
-    return new_retry(size, 0, true);
+    return recorded_new(new_retry(size, 0, true), size, 0);
   } catch (...) {
     return nullptr;
   }
 }
 
 inline void* new_aligned(std::size_t size, std::align_val_t alignment) {
-  void* p = strata_malloc_aligned(size, static_cast<std::size_t>(alignment));
-  return STRATA_LIKELY(p != nullptr) ? p
-                                     : new_retry(size, static_cast<std::size_t>(alignment), false);
+  auto align = static_cast<std::size_t>(alignment);
+  void* p = strata_malloc_aligned(size, align);
+  return recorded_new(STRATA_LIKELY(p != nullptr) ? p : new_retry(size, align, false), size, align);
 }
 
 inline void* new_aligned_nothrow(std::size_t size, std::align_val_t alignment) noexcept {
-  void* p = strata_malloc_aligned(size, static_cast<std::size_t>(alignment));
-  if (STRATA_LIKELY(p != nullptr)) return p;
+  auto align = static_cast<std::size_t>(alignment);
+  void* p = strata_malloc_aligned(size, align);
+  if (STRATA_LIKELY(p != nullptr)) return recorded_new(p, size, align);
   try {
-    return new_retry(size, static_cast<std::size_t>(alignment), true);
+    return recorded_new(new_retry(size, align, true), size, align);
   } catch (...) {
     return nullptr;
   }
+}
+
+// Every operator delete: the block freed, recorded first when tracing.
+inline void delete_block(void* p) noexcept {
+  if (STRATA_UNLIKELY(trace_recorder::on())) return trace_recorder::free_recorded(p);
+  heap::heap_free(p);
 }
 
 }  // namespace
@@ -99,38 +121,38 @@ STRATA_NEW void* operator new[](std::size_t size, std::align_val_t alignment,
 }
 
 STRATA_NEW void operator delete(void* p) noexcept {
-  heap::heap_free(p);
+  delete_block(p);
 }
 STRATA_NEW void operator delete[](void* p) noexcept {
-  heap::heap_free(p);
+  delete_block(p);
 }
 STRATA_NEW void operator delete(void* p, const std::nothrow_t&) noexcept {
-  heap::heap_free(p);
+  delete_block(p);
 }
 STRATA_NEW void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  heap::heap_free(p);
+  delete_block(p);
 }
 STRATA_NEW void operator delete(void* p, std::size_t) noexcept {
-  heap::heap_free(p);
+  delete_block(p);
 }
 STRATA_NEW void operator delete[](void* p, std::size_t) noexcept {
-  heap::heap_free(p);
+  delete_block(p);
 }
 STRATA_NEW void operator delete(void* p, std::align_val_t) noexcept {
-  heap::heap_free(p);
+  delete_block(p);
 }
 STRATA_NEW void operator delete[](void* p, std::align_val_t) noexcept {
-  heap::heap_free(p);
+  delete_block(p);
 }
 STRATA_NEW void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-  heap::heap_free(p);
+  delete_block(p);
 }
 STRATA_NEW void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
-  heap::heap_free(p);
+  delete_block(p);
 }
 STRATA_NEW void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-  heap::heap_free(p);
+  delete_block(p);
 }
 STRATA_NEW void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-  heap::heap_free(p);
+  delete_block(p);
 }

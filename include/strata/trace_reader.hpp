@@ -1,0 +1,99 @@
+// Reading a trace file (trace_format.hpp) whole, with every record checked: a
+// trace that is truncated or corrupt is refused with the byte offset where it
+// goes wrong, so a replay never runs on half a file without saying so.
+#ifndef STRATA_TRACE_READER_HPP
+#define STRATA_TRACE_READER_HPP
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "strata/trace_format.hpp"
+
+namespace strata::trace {
+
+// Whether `kind` is one of the ops the format defines.
+inline bool known_op(op kind) noexcept {
+  auto v = static_cast<std::uint8_t>(kind);
+  return v >= static_cast<std::uint8_t>(op::malloc) && v <= static_cast<std::uint8_t>(op::calloc);
+}
+
+// Checks `bytes` (a whole file) and appends its records to `out`; false with
+// `error` naming the byte offset of the first problem.
+inline bool parse(const unsigned char* bytes, std::size_t length, std::vector<record>& out,
+                  std::string& error) {
+  auto at = [](std::size_t offset) { return " at byte offset " + std::to_string(offset); };
+  if (length < sizeof(file_header)) {
+    error = "truncated header (" + std::to_string(length) + " of " +
+            std::to_string(sizeof(file_header)) + " bytes)" + at(length);
+    return false;
+  }
+  file_header header;
+  std::memcpy(&header, bytes, sizeof header);
+  if (std::memcmp(header.magic, magic, sizeof magic) != 0) {
+    error = "bad magic (not a strata trace)" + at(0);
+    return false;
+  }
+  if (header.version != version) {
+    error = "unsupported version " + std::to_string(header.version) +
+            at(offsetof(file_header, version));
+    return false;
+  }
+  std::size_t body = length - sizeof header;
+  std::size_t count = body / sizeof(record);
+  out.reserve(out.size() + count);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::size_t offset = sizeof header + i * sizeof(record);
+    record r;
+    std::memcpy(&r, bytes + offset, sizeof r);
+    if (!known_op(r.kind)) {
+      error = "record " + std::to_string(i) + ": unknown op " +
+              std::to_string(static_cast<unsigned>(r.kind)) + at(offset + offsetof(record, kind));
+      return false;
+    }
+    if (r.alignment_log2 > 63) {
+      error = "record " + std::to_string(i) + ": alignment 2^" +
+              std::to_string(static_cast<unsigned>(r.alignment_log2)) +
+              at(offset + offsetof(record, alignment_log2));
+      return false;
+    }
+    out.push_back(r);
+  }
+  if (body % sizeof(record) != 0) {
+    std::size_t offset = sizeof header + count * sizeof(record);
+    error = "truncated record " + std::to_string(count) + " (" +
+            std::to_string(body % sizeof(record)) + " of " + std::to_string(sizeof(record)) +
+            " bytes)" + at(offset);
+    return false;
+  }
+  return true;
+}
+
+// Reads the file at `path` and parses it; false with `error` set on failure.
+inline bool read_file(const char* path, std::vector<record>& out, std::string& error) {
+  std::FILE* f = std::fopen(path, "rb");
+  if (f == nullptr) {
+    error = std::string("cannot open: ") + std::strerror(errno);
+    return false;
+  }
+  std::vector<unsigned char> bytes;
+  unsigned char chunk[1 << 16];
+  std::size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0)
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) {
+    error = "read error";
+    return false;
+  }
+  return parse(bytes.data(), bytes.size(), out, error);
+}
+
+}  // namespace strata::trace
+
+#endif  // STRATA_TRACE_READER_HPP
