@@ -5,9 +5,9 @@
 //   pool.deallocate(p, 1000);               // merged at once with free neighbours
 //
 // No metadata lives in the managed memory: chunk records sit in the allocator's
-// own node storage (a vector from the C++ heap), found by address through a
-// hash table and in address order through links between neighbours, and free
-// chunks by size through bins of ordered trees. So bfc runs unchanged over
+// own node storage (a vector from the C++ heap), the blocks in use found by
+// address through a hash table, every chunk's neighbours through links in
+// address order, and free chunks by size through bins of ordered trees. So bfc runs unchanged over
 // memory the CPU cannot touch (device memory, PROT_NONE mappings).
 //
 // Single-threaded: wrap it in the synchronized adaptor to share it.
@@ -112,6 +112,7 @@ class bfc {
       i = split_front(i, alignment);
     std::size_t size = std::max(round_up(bytes), config_.granule);
     split_back(i, size);
+    table_.insert(chunks_[i].base, i);
     in_use_ += chunks_[i].size;
     ++chunks_in_use_;
     ++allocations_;
@@ -123,15 +124,14 @@ class bfc {
   // abort) before anything changes. Null is ignored.
   void deallocate(void* p, std::size_t bytes, std::size_t = default_alignment) noexcept {
     if (p == nullptr) return;
-    auto address = reinterpret_cast<std::uintptr_t>(p);
-    std::uint32_t i = table_.find(address);
-    if (i == detail::no_chunk) [[unlikely]]
+    std::size_t slot = table_.find(reinterpret_cast<std::uintptr_t>(p));
+    if (slot == detail::bfc_address_table::npos) [[unlikely]]
       report_unknown(p);
-    if (chunks_[i].free) [[unlikely]]
-      detail::report_misuse("double free of a bfc block", "strata::bfc::deallocate", p);
+    std::uint32_t i = table_.value(slot);
     if (bytes > chunks_[i].size) [[unlikely]]
       detail::report_misuse("bfc block freed with a size larger than it has",
                             "strata::bfc::deallocate", p);
+    table_.erase(slot);
     in_use_ -= chunks_[i].size;
     --chunks_in_use_;
     std::uint32_t prev = chunks_[i].prev;
@@ -181,7 +181,7 @@ class bfc {
   template <class F>
   void visit(F&& f) const {
     for (const region& r : regions_)
-      for (std::uint32_t i = table_.find(r.base); i != detail::no_chunk; i = chunks_[i].next)
+      for (std::uint32_t i = r.first; i != detail::no_chunk; i = chunks_[i].next)
         f(r.base, r.size, chunks_[i].base, chunks_[i].size, chunks_[i].free);
   }
 
@@ -196,7 +196,7 @@ class bfc {
                       format_ratio(s.fragmentation()) + "\n";
     for (const region& r : regions_) {
       out += "region " + format_address(r.base) + " " + std::to_string(r.size) + " bytes\n";
-      for (std::uint32_t i = table_.find(r.base); i != detail::no_chunk; i = chunks_[i].next)
+      for (std::uint32_t i = r.first; i != detail::no_chunk; i = chunks_[i].next)
         out += "  +" + std::to_string(chunks_[i].base - r.base) + " " +
                std::to_string(chunks_[i].size) + (chunks_[i].free ? " free\n" : " used\n");
     }
@@ -215,7 +215,7 @@ class bfc {
       const region& r = regions_[n];
       out += std::string(n == 0 ? "" : ",") + "{\"base\":\"" + format_address(r.base) +
              "\",\"bytes\":" + std::to_string(r.size) + ",\"chunks\":[";
-      for (std::uint32_t i = table_.find(r.base); i != detail::no_chunk; i = chunks_[i].next)
+      for (std::uint32_t i = r.first; i != detail::no_chunk; i = chunks_[i].next)
         out += std::string(chunks_[i].base == r.base ? "" : ",") +
                "{\"offset\":" + std::to_string(chunks_[i].base - r.base) +
                ",\"bytes\":" + std::to_string(chunks_[i].size) +
@@ -232,6 +232,7 @@ class bfc {
   struct region {
     std::uintptr_t base;
     std::size_t size;
+    std::uint32_t first;  // its first chunk, which keeps its record for good
   };
 
   // `bytes` rounded up to the granule, saturating instead of wrapping.
@@ -247,12 +248,13 @@ class bfc {
     return size > SIZE_MAX - alignment ? SIZE_MAX : size + alignment - config_.granule;
   }
 
-  // Spare records and table slots for the two cuts an allocation may make,
-  // taken before anything changes so a failure leaves the allocator as it was.
+  // Spare records for the two cuts an allocation may make and a table slot
+  // for its block, taken before anything changes so a failure leaves the
+  // allocator as it was.
   void make_room() {
     if (spare_count_ < 2) [[unlikely]]
       add_spares();
-    table_.make_room(2);
+    table_.make_room(1);
   }
 
   // Two more records on the spare list.
@@ -302,7 +304,6 @@ class bfc {
     chunks_[i].size += chunks_[gone].size;
     chunks_[i].next = chunks_[gone].next;
     if (chunks_[i].next != detail::no_chunk) chunks_[chunks_[i].next].prev = i;
-    table_.erase(chunks_[gone].base);
     drop_chunk(gone);
   }
 
@@ -317,7 +318,6 @@ class bfc {
     if (c.next != detail::no_chunk) chunks_[c.next].prev = back;
     chunks_[i].next = back;
     chunks_[i].size = offset;
-    table_.insert(chunks_[back].base, back);
     return back;
   }
 
@@ -380,9 +380,7 @@ class bfc {
     try {
       regions_.reserve(regions_.size() + 1);
       if (spare_count_ == 0) add_spares();
-      table_.make_room(1);
       i = new_chunk();
-      table_.insert(base, i);
     } catch (...) {
       upstream_.deallocate(reinterpret_cast<void*>(base), size, config_.granule);
       throw;
@@ -399,7 +397,7 @@ class bfc {
                   false};
     auto at = std::lower_bound(regions_.begin(), regions_.end(), base,
                                [](const region& r, std::uintptr_t b) { return r.base < b; });
-    regions_.insert(at, region{base, size});
+    regions_.insert(at, region{base, size, i});
     reserved_ += size;
     ++upstream_allocations_;
     make_free(i);
@@ -413,18 +411,16 @@ class bfc {
     for (;;) {
       std::size_t pick = regions_.size();
       for (std::size_t n = 0; n < regions_.size(); ++n) {
-        std::uint32_t i = table_.find(regions_[n].base);
+        std::uint32_t i = regions_[n].first;
         if (chunks_[i].free && chunks_[i].size == regions_[n].size &&
             (pick == regions_.size() || regions_[n].size > regions_[pick].size))
           pick = n;
       }
       if (pick == regions_.size() || (!all && reserved_ - in_use_ <= keep_bytes)) return returned;
       region r = regions_[pick];
-      std::uint32_t i = table_.find(r.base);
-      bins_.erase(chunks_, i);
+      bins_.erase(chunks_, r.first);
       --free_chunks_;
-      table_.erase(r.base);
-      drop_chunk(i);
+      drop_chunk(r.first);
       regions_.erase(regions_.begin() + static_cast<std::ptrdiff_t>(pick));
       reserved_ -= r.size;
       returned += r.size;
@@ -432,15 +428,20 @@ class bfc {
     }
   }
 
-  // Report a pointer that starts no chunk: inside a region it is an interior
-  // pointer or a block already freed and merged; outside, a foreign one.
+  // Report a pointer that starts no block in use: inside a free chunk it was
+  // freed already (perhaps merged since), inside a used one it is interior;
+  // outside every region, foreign. A walk of the region: this path is cold.
   [[noreturn, gnu::cold, gnu::noinline]] void report_unknown(const void* p) const noexcept {
     auto address = reinterpret_cast<std::uintptr_t>(p);
-    for (const region& r : regions_)
-      if (address >= r.base && address - r.base < r.size)
-        detail::report_misuse(
-            "bfc free of a pointer that is not a live block (interior, or freed already)",
-            "strata::bfc::deallocate", p);
+    for (const region& r : regions_) {
+      if (address < r.base || address - r.base >= r.size) continue;
+      std::uint32_t i = r.first;
+      while (address - chunks_[i].base >= chunks_[i].size) i = chunks_[i].next;
+      if (chunks_[i].free)
+        detail::report_misuse("double free of a bfc block", "strata::bfc::deallocate", p);
+      detail::report_misuse("bfc free of a pointer that is not a live block (interior)",
+                            "strata::bfc::deallocate", p);
+    }
     detail::report_misuse("bfc free of a pointer it did not hand out", "strata::bfc::deallocate",
                           p);
   }

@@ -78,7 +78,7 @@ TEST(BfcBadInputDeathTest, MergedFreeAborts) {
   void* c = pool.allocate(256);
   pool.deallocate(a, 256);
   pool.deallocate(b, 256);  // merged into a's chunk
-  EXPECT_DEATH(pool.deallocate(b, 256), "strata: bfc free of a pointer that is not a live block");
+  EXPECT_DEATH(pool.deallocate(b, 256), "strata: double free of a bfc block");
   pool.deallocate(c, 256);
 }
 

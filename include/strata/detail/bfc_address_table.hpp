@@ -1,6 +1,8 @@
-// bfc's index by address: an open-addressing hash table from a chunk's start
-// address to its record, so deallocate finds a chunk without reading the
-// managed memory, and a pointer that is no chunk's start is found to be so.
+// bfc's index by address: an open-addressing hash table from the start
+// address of each chunk in use to its record, so deallocate finds a block
+// without reading the managed memory, and a pointer that is no live block's
+// start is found to be so. Free chunks are not in it: splits and merges
+// never touch it, and an allocate+free pair costs one insert and one erase.
 #ifndef STRATA_DETAIL_BFC_ADDRESS_TABLE_HPP
 #define STRATA_DETAIL_BFC_ADDRESS_TABLE_HPP
 
@@ -18,14 +20,17 @@ inline constexpr std::uint32_t no_chunk = UINT32_MAX;
 // so a long run of allocations and frees never slows the probes down).
 class bfc_address_table {
  public:
-  // The record of the chunk starting at `address` (not zero), or no_chunk.
-  std::uint32_t find(std::uintptr_t address) const noexcept {
-    if (slots_.empty()) return no_chunk;
+  // The slot holding `address` (not zero), or npos.
+  std::size_t find(std::uintptr_t address) const noexcept {
+    if (slots_.empty()) return npos;
     for (std::size_t i = home(address);; i = (i + 1) & mask_) {
-      if (slots_[i].key == address) return slots_[i].value;
-      if (slots_[i].key == 0) return no_chunk;
+      if (slots_[i].key == address) return i;
+      if (slots_[i].key == 0) return npos;
     }
   }
+
+  // The record in a slot find returned.
+  std::uint32_t value(std::size_t slot) const noexcept { return slots_[slot].value; }
 
   // Grow now if `more` inserts would leave the table over half full, so the
   // inserts themselves cannot fail.
@@ -40,10 +45,8 @@ class bfc_address_table {
     ++count_;
   }
 
-  // Forget `address` (present): later entries of its probe run move back.
-  void erase(std::uintptr_t address) noexcept {
-    std::size_t hole = home(address);
-    while (slots_[hole].key != address) hole = (hole + 1) & mask_;
+  // Empty a slot find returned: later entries of its probe run move back.
+  void erase(std::size_t hole) noexcept {
     for (std::size_t j = (hole + 1) & mask_; slots_[j].key != 0; j = (j + 1) & mask_) {
       std::size_t want = home(slots_[j].key);
       // The entry at j may fill the hole unless its home lies after the hole.
@@ -58,6 +61,8 @@ class bfc_address_table {
   }
 
   std::size_t size() const noexcept { return count_; }
+
+  static constexpr std::size_t npos = SIZE_MAX;
 
  private:
   struct slot {

@@ -4,7 +4,8 @@
 //
 // Best fit is O(log n): the request's own bin is searched for its smallest
 // chunk that is large enough; failing that, the bitmap names the next bin
-// that holds anything, whose smallest chunk is larger than the request.
+// that holds anything, whose smallest chunk is larger than the request. The
+// exact bins (one size each) are plain lists: any of their chunks fits alike.
 #ifndef STRATA_DETAIL_BFC_SIZE_BINS_HPP
 #define STRATA_DETAIL_BFC_SIZE_BINS_HPP
 
@@ -58,6 +59,13 @@ class bfc_size_bins {
     c.bin = static_cast<std::uint16_t>(bin);
     c.left = c.right = no_chunk;
     std::uint32_t at = roots_[bin];
+    if (bin < exact_bins) {
+      c.right = at;
+      if (at != no_chunk) chunks[at].left = i;
+      roots_[bin] = i;
+      occupied_[bin / 64] |= std::uint64_t{1} << (bin % 64);
+      return;
+    }
     if (at == no_chunk) {
       c.parent = no_chunk;
       roots_[bin] = i;
@@ -80,6 +88,12 @@ class bfc_size_bins {
   // Take the free chunk `i` out of its bin.
   void erase(std::vector<bfc_chunk>& chunks, std::uint32_t i) noexcept {
     bfc_chunk& c = chunks[i];
+    if (c.bin < exact_bins) {
+      (c.left == no_chunk ? roots_[c.bin] : chunks[c.left].right) = c.right;
+      if (c.right != no_chunk) chunks[c.right].left = c.left;
+      if (roots_[c.bin] == no_chunk) occupied_[c.bin / 64] &= ~(std::uint64_t{1} << (c.bin % 64));
+      return;
+    }
     while (c.left != no_chunk || c.right != no_chunk) {
       std::uint32_t child = c.left == no_chunk                                   ? c.right
                             : c.right == no_chunk                                ? c.left
@@ -96,10 +110,12 @@ class bfc_size_bins {
     }
   }
 
-  // The smallest free chunk of at least `size` bytes (the lowest address of
-  // those), or no_chunk.
+  // The smallest free chunk of at least `size` bytes (a multiple of the
+  // granule; among equals the lowest address, or any in an exact bin), or
+  // no_chunk.
   std::uint32_t best_fit(const std::vector<bfc_chunk>& chunks, std::size_t size) const noexcept {
     unsigned bin = bin_of(size);
+    if (bin < exact_bins && roots_[bin] != no_chunk) return roots_[bin];
     std::uint32_t best = no_chunk;
     for (std::uint32_t at = roots_[bin]; at != no_chunk;) {
       if (chunks[at].size >= size) {
@@ -113,6 +129,7 @@ class bfc_size_bins {
     unsigned next = first_occupied_after(bin);
     if (next == bin_count) return no_chunk;
     std::uint32_t at = roots_[next];
+    if (next < exact_bins) return at;
     while (chunks[at].left != no_chunk) at = chunks[at].left;
     return at;
   }
@@ -123,6 +140,7 @@ class bfc_size_bins {
       if (occupied_[word] == 0) continue;
       unsigned bin = word * 64 + 63u - static_cast<unsigned>(__builtin_clzll(occupied_[word]));
       std::uint32_t at = roots_[bin];
+      if (bin < exact_bins) return at;
       while (chunks[at].right != no_chunk) at = chunks[at].right;
       return at;
     }
