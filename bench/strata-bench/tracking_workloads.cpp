@@ -1,10 +1,12 @@
 // Seed 000's tracking-allocator claim (1-2% overhead when enabled, none when
 // compiled out), measured on its mixed stress through the strata heap: the bare
 // heap resource, the tracking adaptor compiled out (tracking<heap, false>), the
-// tracking adaptor on, and the statistics adaptor, each strategy in turn within
+// tracking adaptor on (thread-safe, and for one thread with strata::no_lock), and the
+// statistics adaptor, each strategy in turn within
 // every repetition so a slow phase of the machine falls on all of them.
 #include <strata/resource.hpp>
 #include <strata/statistics.hpp>
+#include <strata/synchronized.hpp>
 #include <strata/tracking.hpp>
 
 #include <algorithm>
@@ -83,26 +85,28 @@ void xsigma_tracking_overhead(const run_settings& settings, recorder& out) {
   heap bare;
   strata::tracking<heap, false> compiled_out;
   strata::tracking<heap, true> tracked;
+  strata::tracking<heap, true, 0, strata::no_lock> tracked_one_thread;
   strata::statistics<heap> counted;
   static_assert(sizeof(compiled_out) == sizeof(bare));
   std::vector<live_block> live;
   live.reserve(10'000);
   bool intact = true;
-  std::vector<double> bare_ms, off_ms, on_ms, statistics_ms;
+  std::vector<double> bare_ms, off_ms, on_ms, one_thread_ms, statistics_ms;
   const int passes = settings.full ? 5 : 2;
   run_rounds(settings, [&](bool measured) {
-    double sums[4] = {0, 0, 0, 0};
+    double sums[5] = {0, 0, 0, 0, 0};
     for (int pass = 0; pass < passes; ++pass) {
       sums[0] += stress_ms(bare, live, intact);
       sums[1] += stress_ms(compiled_out, live, intact);
       sums[2] += stress_ms(tracked, live, intact);
-      sums[3] += stress_ms(counted, live, intact);
+      sums[3] += stress_ms(tracked_one_thread, live, intact);
+      sums[4] += stress_ms(counted, live, intact);
     }
     if (!measured) return;
-    const char* names[4] = {"heap alone", "tracking compiled out", "tracking on",
-                            "statistics adaptor"};
-    std::vector<double>* series[4] = {&bare_ms, &off_ms, &on_ms, &statistics_ms};
-    for (int i = 0; i < 4; ++i) {
+    const char* names[5] = {"heap alone", "tracking compiled out", "tracking on",
+                            "tracking on, one thread (no_lock)", "statistics adaptor"};
+    std::vector<double>* series[5] = {&bare_ms, &off_ms, &on_ms, &one_thread_ms, &statistics_ms};
+    for (int i = 0; i < 5; ++i) {
       series[i]->push_back(sums[i] / passes);
       out.add_for(names[i], "mixed stress, 10,000 allocations", "ms", sums[i] / passes);
     }
@@ -112,6 +116,7 @@ void xsigma_tracking_overhead(const run_settings& settings, recorder& out) {
     return base > 0 ? (median_of(v) / base - 1) * 100 : 0;
   };
   out.fact("tracking on overhead over the heap, % (median)", overhead(on_ms));
+  out.fact("tracking on, one thread, overhead over the heap, % (median)", overhead(one_thread_ms));
   out.fact("tracking compiled out overhead over the heap, % (median)", overhead(off_ms));
   out.fact("statistics adaptor overhead over the heap, % (median)", overhead(statistics_ms));
   out.fact("tracking compiled out adds bytes to the resource", false);

@@ -2,8 +2,9 @@
 // (an arena, a pool, a bfc), so threads may share it.
 //
 // synchronized<Upstream, Mutex> takes the lock (std::mutex by default; any
-// type with lock() and unlock(), e.g. a spin lock) around every call. The
-// upstream's other operations are reached through with_lock().
+// type with lock() and unlock()) around every call. The upstream's other
+// operations are reached through with_lock(). `no_lock` is the lock for an
+// adaptor that takes a Lock parameter (tracking) and is used by one thread.
 #ifndef STRATA_SYNCHRONIZED_HPP
 #define STRATA_SYNCHRONIZED_HPP
 
@@ -14,6 +15,12 @@
 #include <utility>
 
 namespace strata {
+
+// A lock that does nothing: for adaptors used by one thread at a time.
+struct no_lock {
+  void lock() noexcept {}
+  void unlock() noexcept {}
+};
 
 template <host_resource Upstream, class Mutex = std::mutex>
 class synchronized {

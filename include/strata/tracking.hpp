@@ -2,18 +2,23 @@
 // reports and debugging.
 //
 // tracking<Upstream> records, for each block it hands out, the size, the
-// alignment, when (steady clock), which thread (strata::thread_number()) and a
+// alignment, when (coarse monotonic clock), which thread (strata::thread_number()) and a
 // caller tag: the tag given to allocate_tagged(), else the calling thread's
 // current tag (set with a `tracking_tag` guard), else none. With StackDepth > 0
 // it also captures that many return addresses with backtrace() into a fixed
 // array per record. leak_report() lists every live block as text.
 //
-// The records live in a hash map keyed by address, never inside the blocks, so
-// the upstream may hand out memory the host cannot touch (device memory). The
-// map is guarded by a std::mutex taken after the upstream call, so threads may
-// share the adaptor when the upstream is thread-safe. Freeing a block the
-// adaptor does not know (a double free, a foreign pointer) prints one line and
-// aborts, before the upstream sees it.
+// The records live in an open-addressing hash table keyed by address
+// (address_table.hpp), never inside the blocks, so the upstream may hand out
+// memory the host cannot touch (device memory). The table is guarded by a lock
+// (Lock: std::mutex by default; strata::no_lock for one thread at a time)
+// taken after the upstream call, so threads may share the adaptor when the
+// upstream is thread-safe.
+// Time stamps come from the coarse monotonic clock: enough to age a leak (the
+// kernel tick, a few ms), not to time a call; a sequence number orders blocks.
+// Freeing a block the adaptor does not
+// know (a double free, a foreign pointer) prints one line and aborts, before
+// the upstream sees it.
 //
 // The off switch: tracking<Upstream, false> (the default when the program is
 // compiled with STRATA_TRACKING=0) is a pure pass-through holding only the
@@ -21,19 +26,20 @@
 #ifndef STRATA_TRACKING_HPP
 #define STRATA_TRACKING_HPP
 
+#include <strata/address_table.hpp>
 #include <strata/resource.hpp>
+#include <strata/synchronized.hpp>
 #include <strata/thread_number.hpp>
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cinttypes>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -83,19 +89,20 @@ struct tracked_block {
   std::uintptr_t address = 0;
   std::size_t bytes = 0;
   std::size_t alignment = 0;
-  std::int64_t time_ns = 0;  // steady clock, since the adaptor was made
+  std::int64_t time_ns = 0;  // coarse monotonic clock, since the adaptor was made
   std::uint32_t thread = 0;  // strata::thread_number() of the allocating thread
   std::uint32_t depth = 0;   // frames captured
   const char* tag = nullptr;
   std::array<void*, StackDepth> frames{};
 };
 
-template <host_resource Upstream, bool Enabled = tracking_by_default, std::size_t StackDepth = 0>
+template <host_resource Upstream, bool Enabled = tracking_by_default, std::size_t StackDepth = 0,
+          class Lock = std::mutex>
 class tracking;
 
 // The off switch: the upstream and nothing else.
-template <host_resource Upstream, std::size_t StackDepth>
-class tracking<Upstream, false, StackDepth> {
+template <host_resource Upstream, std::size_t StackDepth, class Lock>
+class tracking<Upstream, false, StackDepth, Lock> {
  public:
   static constexpr bool enabled = false;
 
@@ -131,14 +138,18 @@ class tracking<Upstream, false, StackDepth> {
   [[no_unique_address]] Upstream upstream_{};
 };
 
-template <host_resource Upstream, std::size_t StackDepth>
-class tracking<Upstream, true, StackDepth> {
+template <host_resource Upstream, std::size_t StackDepth, class Lock>
+class tracking<Upstream, true, StackDepth, Lock> {
  public:
   static constexpr bool enabled = true;
   using block = tracked_block<StackDepth>;
 
-  tracking() requires std::default_initializable<Upstream> : start_(clock::now()) {}
-  explicit tracking(Upstream upstream) : upstream_(std::move(upstream)), start_(clock::now()) {}
+  tracking() requires std::default_initializable<Upstream> {
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &start_);
+  }
+  explicit tracking(Upstream upstream) : upstream_(std::move(upstream)) {
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &start_);
+  }
   tracking(const tracking&) = delete;
   tracking& operator=(const tracking&) = delete;
 
@@ -150,20 +161,18 @@ class tracking<Upstream, true, StackDepth> {
   // Allocate and record the block under `tag` (a string that outlives the record).
   void* allocate_tagged(std::size_t bytes, std::size_t alignment, const char* tag) {
     void* p = upstream_.allocate(bytes, alignment);
-    block record;
-    record.address = reinterpret_cast<std::uintptr_t>(p);
-    record.bytes = bytes;
-    record.alignment = alignment;
-    record.time_ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start_).count();
-    record.thread = thread_number();
-    record.tag = tag;
+    record r;
+    r.bytes = bytes;
+    r.alignment = alignment;
+    r.time_ns = now_ns();
+    r.thread = thread_number();
+    r.tag = tag;
     if constexpr (StackDepth > 0)
-      record.depth =
-          static_cast<std::uint32_t>(detail::capture_stack(record.frames.data(), StackDepth, 1));
+      r.depth = static_cast<std::uint32_t>(detail::capture_stack(r.frames.data(), StackDepth, 1));
     try {
-      std::lock_guard lock(mutex_);
-      live_.insert_or_assign(record.address, record);
+      std::lock_guard lock(lock_);
+      r.sequence = next_sequence_++;
+      live_.insert(reinterpret_cast<std::uintptr_t>(p), r);
       live_bytes_ += bytes;
     } catch (...) {
       upstream_.deallocate(p, bytes, alignment);
@@ -174,15 +183,16 @@ class tracking<Upstream, true, StackDepth> {
 
   // Forget the block, then return it; a block never handed out aborts.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
+    record r;
+    bool found;
     {
-      std::lock_guard lock(mutex_);
-      const auto found = live_.find(reinterpret_cast<std::uintptr_t>(p));
-      if (found == live_.end()) [[unlikely]]
-        detail::report_misuse("free of a block not live in this tracking adaptor",
-                              "strata::tracking::deallocate", p);
-      live_bytes_ -= found->second.bytes;
-      live_.erase(found);
+      std::lock_guard lock(lock_);
+      found = live_.erase(reinterpret_cast<std::uintptr_t>(p), r);
+      if (found) live_bytes_ -= r.bytes;
     }
+    if (!found) [[unlikely]]
+      detail::report_misuse("free of a block not live in this tracking adaptor",
+                            "strata::tracking::deallocate", p);
     upstream_.deallocate(p, bytes, alignment);
   }
 
@@ -190,36 +200,48 @@ class tracking<Upstream, true, StackDepth> {
   void release_unused() requires releasing_resource<Upstream> { upstream_.release_unused(); }
 
   std::size_t live_blocks() const {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(lock_);
     return live_.size();
   }
   std::size_t live_bytes() const {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(lock_);
     return live_bytes_;
   }
 
   // Every live block, oldest first.
   std::vector<block> live() const {
-    std::vector<block> out;
+    std::vector<std::pair<std::uint64_t, block>> ordered;
     {
-      std::lock_guard lock(mutex_);
-      out.reserve(live_.size());
-      for (const auto& entry : live_) out.push_back(entry.second);
+      std::lock_guard lock(lock_);
+      ordered.reserve(live_.size());
+      live_.for_each([&](std::uintptr_t address, const record& r) {
+        block b;
+        b.address = address;
+        b.bytes = r.bytes;
+        b.alignment = r.alignment;
+        b.time_ns = r.time_ns;
+        b.thread = r.thread;
+        b.depth = r.depth;
+        b.tag = r.tag;
+        b.frames = r.frames;
+        ordered.emplace_back(r.sequence, b);
+      });
     }
-    std::sort(out.begin(), out.end(), [](const block& a, const block& b) {
-      return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.address < b.address;
-    });
+    std::sort(ordered.begin(), ordered.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<block> out;
+    out.reserve(ordered.size());
+    for (const auto& entry : ordered) out.push_back(entry.second);
     return out;
   }
 
   // A text report: a summary line, then one line per live block (oldest first)
   // with its address, size, alignment, thread, tag and age, and its stack.
   std::string leak_report() const {
+    const std::int64_t now = now_ns();
     const std::vector<block> blocks = live();
     std::size_t bytes = 0;
     for (const block& b : blocks) bytes += b.bytes;
-    const std::int64_t now =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start_).count();
     std::string out;
     char line[256];
     std::snprintf(line, sizeof line, "strata tracking: %zu live blocks, %zu bytes\n", blocks.size(),
@@ -239,13 +261,34 @@ class tracking<Upstream, true, StackDepth> {
   Upstream& upstream() noexcept { return upstream_; }
 
  private:
-  using clock = std::chrono::steady_clock;
+  // What the table keeps per block (its address is the key).
+  struct record {
+    std::size_t bytes = 0;
+    std::size_t alignment = 0;
+    std::int64_t time_ns = 0;
+    std::uint64_t sequence = 0;
+    std::uint32_t thread = 0;
+    std::uint32_t depth = 0;
+    const char* tag = nullptr;
+    std::array<void*, StackDepth> frames{};
+  };
+
+  // Nanoseconds since the adaptor was made, from the coarse monotonic clock:
+  // a few ns per read (the precise clock and the cycle counter cost 3-9 times
+  // more under virtualisation), with the kernel tick's resolution.
+  std::int64_t now_ns() const noexcept {
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    return (static_cast<std::int64_t>(now.tv_sec) - start_.tv_sec) * 1'000'000'000 +
+           (now.tv_nsec - start_.tv_nsec);
+  }
 
   [[no_unique_address]] Upstream upstream_{};
-  clock::time_point start_;
-  mutable std::mutex mutex_;
-  std::unordered_map<std::uintptr_t, block> live_;
+  timespec start_{};
+  mutable Lock lock_;
+  address_table<record> live_;
   std::size_t live_bytes_ = 0;
+  std::uint64_t next_sequence_ = 0;
 };
 
 }  // namespace strata

@@ -2,10 +2,14 @@
 // report, and the off switch that leaves only the upstream.
 #include <strata/tracking.hpp>
 
+#include <strata/synchronized.hpp>
+
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -126,6 +130,55 @@ TEST(TrackingDeathTest, FreeOfAnUnknownBlockIsReported) {
   strata::tracking<strata::heap_resource, true> resource;
   static char foreign[32];
   EXPECT_DEATH(resource.deallocate(foreign, 32), "not live in this tracking adaptor");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(AddressTable, MatchesAShadowMapUnderRandomInsertsAndErases) {
+  strata::address_table<std::size_t> table(16);
+  std::unordered_map<std::uintptr_t, std::size_t> shadow;
+  std::mt19937_64 random(7);
+  for (int step = 0; step < 200000; ++step) {
+    const std::uintptr_t key = 16 * (1 + random() % 4096);
+    if (random() % 2 == 0) {
+      table.insert(key, step);
+      shadow[key] = static_cast<std::size_t>(step);
+    } else {
+      std::size_t value = 0;
+      const bool found = table.erase(key, value);
+      ASSERT_EQ(found, shadow.count(key) == 1) << step;
+      if (found) {
+        ASSERT_EQ(value, shadow[key]);
+        shadow.erase(key);
+      }
+    }
+    ASSERT_EQ(table.size(), shadow.size());
+  }
+  std::size_t seen = 0;
+  table.for_each([&](std::uintptr_t key, std::size_t value) {
+    ++seen;
+    EXPECT_EQ(shadow.at(key), value);
+  });
+  EXPECT_EQ(seen, shadow.size());
+}
+
+TEST(Tracking, OneThreadVariantTracksTheSame) {
+  strata::tracking<strata::malloc_resource, true, 0, strata::no_lock> resource;
+  std::vector<void*> blocks;
+  for (std::size_t i = 0; i < 5000; ++i) blocks.push_back(resource.allocate(i + 1));
+  for (std::size_t i = 0; i < 5000; i += 2) resource.deallocate(blocks[i], i + 1);
+  EXPECT_EQ(resource.live_blocks(), 2500u);
+  const auto live = resource.live();
+  ASSERT_EQ(live.size(), 2500u);
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    EXPECT_EQ(live[i].address,
+              reinterpret_cast<std::uintptr_t>(blocks[2 * i + 1]));  // oldest first
+    EXPECT_EQ(live[i].bytes, 2 * i + 2);
+  }
+  for (std::size_t i = 1; i < 5000; i += 2) resource.deallocate(blocks[i], i + 1);
+  EXPECT_EQ(resource.live_bytes(), 0u);
 }
 
 }  // namespace
