@@ -138,6 +138,7 @@ void read_environment() noexcept {
     const char* eq = std::strchr(name, '=');
     if (eq == nullptr) continue;
     std::size_t len = static_cast<std::size_t>(eq - name);
+    if (std::strncmp(name, "TRACE=", 6) == 0) continue;  // a path, read by the malloc override
     int found = -1;
     for (int i = 0; i < STRATA_OPTION_COUNT; ++i)
       if (std::strlen(table[i].name) == len && std::strncmp(table[i].name, name, len) == 0)

@@ -102,3 +102,11 @@ TEST_F(Options, VerbosePrintsOptions) {
   EXPECT_NE(out.find("strata: option STRATA_PURGE_DELAY_MS=100"), std::string::npos);
   EXPECT_NE(out.find("strata: option STRATA_VERBOSE=1"), std::string::npos);
 }
+
+// STRATA_TRACE is a path the malloc override reads, not an option: no warning.
+TEST_F(Options, TraceIsNotAnUnknownOption) {
+  setenv("STRATA_TRACE", "/tmp/some.trace", 1);
+  std::string err = reload_capturing_warnings();
+  unsetenv("STRATA_TRACE");
+  EXPECT_EQ(err.find("STRATA_TRACE"), std::string::npos) << err;
+}
