@@ -49,8 +49,16 @@ constexpr auto registry = std::to_array<scenario>({
      "10,000 allocations interleaved with frees of random live blocks (p = 0.4), every block "
      "filled and checked before its free; time, peak live blocks, RSS growth",
      xsigma_mixed_stress},
-    {"xsigma/bfc", "000", "BFC allocator", "best-fit with coalescing over a malloc'd region",
-     nullptr, "strata BFC allocator (pool/bfc, not yet filed)"},
+    {"xsigma/bfc",
+     "000",
+     "BFC allocator: mixed sizes in a preallocated region",
+     "2,000 blocks of 64 B-64 KB (log-uniform, fixed seed) allocated, 50,000 free+allocate "
+     "pairs at random slots, then all freed: strata::bfc in one 64 MB region taken up front, "
+     "malloc, std::pmr::unsynchronized_pool_resource and the strata heap, in turn",
+     xsigma_bfc,
+     {},
+     false,
+     strategies},
     {"xsigma/tracking-overhead",
      "000",
      "Tracking allocator overhead",

@@ -15,6 +15,8 @@ void xsigma_alignment(const run_settings&, recorder&);
 void xsigma_large_blocks(const run_settings&, recorder&);
 void xsigma_four_threads_mixed(const run_settings&, recorder&);
 void xsigma_mixed_stress(const run_settings&, recorder&);
+// strategies: strata bfc in a preallocated region, malloc, pmr pool, strata heap
+void xsigma_bfc(const run_settings&, recorder&);
 // strategies: heap alone, tracking compiled out, tracking on, statistics adaptor
 void xsigma_tracking_overhead(const run_settings&, recorder&);
 

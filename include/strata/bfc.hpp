@@ -260,7 +260,6 @@ class bfc {
   // Two more records on the spare list.
   [[gnu::cold, gnu::noinline]] void add_spares() {
     if (chunks_.size() + 2 >= detail::no_chunk) throw capacity_error("bfc", 0, "too many chunks");
-    chunks_.reserve(chunks_.size() + 2);
     for (int n = 0; n < 2; ++n) {
       chunks_.push_back({});
       chunks_.back().priority = next_priority();
