@@ -3,8 +3,11 @@
 //
 // Linear probing over a power-of-two array of slots, at most half full;
 // deletion shifts the following entries back, so there are no tombstones and
-// lookups stay short after any mix of inserts and erases. Address 0 marks an
-// empty slot, so it cannot be a key. Not thread-safe: its owner locks.
+// lookups stay short after any mix of inserts and erases. Keys and values are
+// two parallel arrays: a probe reads only the keys (8 bytes a slot, so the
+// array stays in cache while the program streams through its own memory), and
+// an erase that does not ask for the value never touches it. Address 0 marks
+// an empty slot, so it cannot be a key. Not thread-safe: its owner locks.
 #ifndef STRATA_ADDRESS_TABLE_HPP
 #define STRATA_ADDRESS_TABLE_HPP
 
@@ -19,44 +22,42 @@ namespace strata {
 template <class Value>
 class address_table {
  public:
-  struct slot {
-    std::uintptr_t key;
-    Value value;
-  };
-
   explicit address_table(std::size_t initial_capacity = 1024)
       : capacity_(std::bit_ceil(initial_capacity < 16 ? std::size_t{16} : initial_capacity)),
         shift_(64 - std::countr_zero(capacity_)),
-        slots_(std::make_unique<slot[]>(capacity_)) {}
+        keys_(std::make_unique<std::uintptr_t[]>(capacity_)),
+        values_(std::make_unique<Value[]>(capacity_)) {}
 
   // Insert or replace the record of `key` (non-zero).
   void insert(std::uintptr_t key, const Value& value) {
     if ((size_ + 1) * 2 > capacity_) [[unlikely]]
       grow();
     std::size_t i = home(key);
-    while (slots_[i].key != 0 && slots_[i].key != key) i = (i + 1) & (capacity_ - 1);
-    size_ += slots_[i].key == 0;
-    slots_[i] = {key, value};
+    while (keys_[i] != 0 && keys_[i] != key) i = (i + 1) & (capacity_ - 1);
+    size_ += keys_[i] == 0;
+    keys_[i] = key;
+    values_[i] = value;
   }
 
-  // Remove the record of `key` into `out`; false when there is none.
-  bool erase(std::uintptr_t key, Value& out) noexcept {
+  // Remove the record of `key`, moving it into *out unless out is null; false
+  // when there is none.
+  bool erase(std::uintptr_t key, Value* out) noexcept {
     std::size_t i = home(key);
-    while (slots_[i].key != key) {
-      if (slots_[i].key == 0) return false;
+    while (keys_[i] != key) {
+      if (keys_[i] == 0) return false;
       i = (i + 1) & (capacity_ - 1);
     }
-    out = std::move(slots_[i].value);
+    if (out != nullptr) *out = std::move(values_[i]);
     // Shift back each following entry that may live at or before the hole.
-    for (std::size_t j = (i + 1) & (capacity_ - 1); slots_[j].key != 0;
-         j = (j + 1) & (capacity_ - 1)) {
-      const std::size_t wanted = home(slots_[j].key);
+    for (std::size_t j = (i + 1) & (capacity_ - 1); keys_[j] != 0; j = (j + 1) & (capacity_ - 1)) {
+      const std::size_t wanted = home(keys_[j]);
       if (((j - wanted) & (capacity_ - 1)) >= ((j - i) & (capacity_ - 1))) {
-        slots_[i] = std::move(slots_[j]);
+        keys_[i] = keys_[j];
+        values_[i] = std::move(values_[j]);
         i = j;
       }
     }
-    slots_[i].key = 0;
+    keys_[i] = 0;
     --size_;
     return true;
   }
@@ -65,7 +66,7 @@ class address_table {
   template <class F>
   void for_each(F&& f) const {
     for (std::size_t i = 0; i < capacity_; ++i)
-      if (slots_[i].key != 0) f(slots_[i].key, slots_[i].value);
+      if (keys_[i] != 0) f(keys_[i], values_[i]);
   }
 
   std::size_t size() const noexcept { return size_; }
@@ -86,7 +87,8 @@ class address_table {
 
   std::size_t capacity_;
   int shift_;
-  std::unique_ptr<slot[]> slots_;
+  std::unique_ptr<std::uintptr_t[]> keys_;
+  std::unique_ptr<Value[]> values_;
   std::size_t size_ = 0;
 };
 

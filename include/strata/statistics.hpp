@@ -73,12 +73,14 @@ class statistics {
 
   // Allocate from the upstream, then count the block; nothing is counted when
   // the upstream throws.
+  // In use is its own counter (not allocated - freed), so with threads a
+  // block's add always precedes its subtract and the peak never sees a wrap.
   void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
     void* p = upstream_.allocate(bytes, alignment);
-    const std::uint64_t in_use = add(bytes_allocated_, bytes) - load(bytes_freed_);
-    const std::uint64_t blocks = add(allocations_, 1) - load(deallocations_);
-    raise(peak_bytes_, in_use);
-    raise(peak_blocks_, blocks);
+    add(bytes_allocated_, bytes);
+    add(allocations_, 1);
+    raise(peak_bytes_, add(bytes_in_use_, bytes));
+    raise(peak_blocks_, add(blocks_in_use_, 1));
     add(histogram_[size_bucket(bytes)], 1);
     return p;
   }
@@ -86,8 +88,8 @@ class statistics {
   // Return a block to the upstream and count it as freed.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
     upstream_.deallocate(p, bytes, alignment);
-    add(bytes_freed_, bytes);
-    add(deallocations_, 1);
+    subtract(bytes_in_use_, bytes);
+    subtract(blocks_in_use_, 1);
   }
 
   bool is_equal(const statistics& other) const noexcept { return this == &other; }
@@ -98,27 +100,27 @@ class statistics {
   // The counters now.
   statistics_snapshot snapshot() const noexcept {
     statistics_snapshot s;
+    s.bytes_in_use = load(bytes_in_use_);
+    s.blocks_in_use = load(blocks_in_use_);
     s.bytes_allocated = load(bytes_allocated_);
-    s.bytes_freed = load(bytes_freed_);
     s.allocations = load(allocations_);
-    s.deallocations = load(deallocations_);
-    s.bytes_in_use = s.bytes_allocated - s.bytes_freed;
-    s.blocks_in_use = s.allocations - s.deallocations;
+    // Freed is what was allocated and is no longer in use; with threads the two
+    // loads may straddle a call, so it is clamped at zero.
+    s.bytes_freed = s.bytes_allocated > s.bytes_in_use ? s.bytes_allocated - s.bytes_in_use : 0;
+    s.deallocations = s.allocations > s.blocks_in_use ? s.allocations - s.blocks_in_use : 0;
     s.peak_bytes_in_use = load(peak_bytes_);
     s.peak_blocks_in_use = load(peak_blocks_);
     for (std::size_t i = 0; i < size_buckets; ++i) s.histogram[i] = load(histogram_[i]);
     return s;
   }
 
-  std::uint64_t bytes_in_use() const noexcept {
-    return load(bytes_allocated_) - load(bytes_freed_);
-  }
+  std::uint64_t bytes_in_use() const noexcept { return load(bytes_in_use_); }
   std::uint64_t peak_bytes_in_use() const noexcept { return load(peak_bytes_); }
 
   // Start a new peak from what is in use now, e.g. at the start of a phase.
   void reset_peak() noexcept {
-    store(peak_bytes_, load(bytes_allocated_) - load(bytes_freed_));
-    store(peak_blocks_, load(allocations_) - load(deallocations_));
+    store(peak_bytes_, load(bytes_in_use_));
+    store(peak_blocks_, load(blocks_in_use_));
   }
 
   Upstream& upstream() noexcept { return upstream_; }
@@ -131,6 +133,13 @@ class statistics {
       return c.fetch_add(value, std::memory_order_relaxed) + value;
     else
       return c += value;
+  }
+  // counter -= value.
+  static void subtract(counter& c, std::uint64_t value) noexcept {
+    if constexpr (Atomic)
+      c.fetch_sub(value, std::memory_order_relaxed);
+    else
+      c -= value;
   }
   static std::uint64_t load(const counter& c) noexcept {
     if constexpr (Atomic)
@@ -157,9 +166,9 @@ class statistics {
 
   [[no_unique_address]] Upstream upstream_{};
   counter bytes_allocated_{0};
-  counter bytes_freed_{0};
   counter allocations_{0};
-  counter deallocations_{0};
+  counter bytes_in_use_{0};
+  counter blocks_in_use_{0};
   counter peak_bytes_{0};
   counter peak_blocks_{0};
   std::array<counter, size_buckets> histogram_{};

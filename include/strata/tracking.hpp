@@ -181,14 +181,15 @@ class tracking<Upstream, true, StackDepth, Lock> {
     return p;
   }
 
-  // Forget the block, then return it; a block never handed out aborts.
+  // Forget the block, then return it; a block never handed out aborts. The
+  // caller's size (the one the upstream gets too) keeps live_bytes(), so the
+  // record itself is not read back.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
-    record r;
     bool found;
     {
       std::lock_guard lock(lock_);
-      found = live_.erase(reinterpret_cast<std::uintptr_t>(p), r);
-      if (found) live_bytes_ -= r.bytes;
+      found = live_.erase(reinterpret_cast<std::uintptr_t>(p), nullptr);
+      if (found) live_bytes_ -= bytes;
     }
     if (!found) [[unlikely]]
       detail::report_misuse("free of a block not live in this tracking adaptor",

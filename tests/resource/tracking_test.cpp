@@ -147,7 +147,7 @@ TEST(AddressTable, MatchesAShadowMapUnderRandomInsertsAndErases) {
       shadow[key] = static_cast<std::size_t>(step);
     } else {
       std::size_t value = 0;
-      const bool found = table.erase(key, value);
+      const bool found = table.erase(key, &value);
       ASSERT_EQ(found, shadow.count(key) == 1) << step;
       if (found) {
         ASSERT_EQ(value, shadow[key]);
