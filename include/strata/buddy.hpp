@@ -106,17 +106,21 @@ class buddy {
     return reinterpret_cast<void*>(base_ + (unit << min_shift_));
   }
 
-  // Free a block and merge it with its buddy while the buddy is free. A
+  // Free a block and merge it with its buddy while the buddy is free. The
+  // size and alignment name the block's order, checked in one bitmap test; a
   // pointer that is no live block's start is reported (one line, abort)
   // before anything changes. Null is ignored.
-  void deallocate(void* p, std::size_t bytes, std::size_t = default_alignment) noexcept {
+  void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) noexcept {
     if (p == nullptr) return;
     auto address = reinterpret_cast<std::uintptr_t>(p);
     if (address - base_ >= config_.total_bytes) [[unlikely]]
       detail::report_misuse("buddy free of a pointer it did not hand out",
                             "strata::buddy::deallocate", p);
     std::size_t unit = (address - base_) >> min_shift_;
-    unsigned order = order_in_use(p, unit);
+    unsigned order = order_of(std::max({bytes, alignment, config_.min_block}));
+    if (order > top_order_ || ((address - base_) & ((config_.min_block << order) - 1)) != 0 ||
+        !used_[order].test(unit >> order)) [[unlikely]]
+      order = order_in_use(p, unit);
     if (bytes > config_.min_block << order) [[unlikely]]
       detail::report_misuse("buddy block freed with a size larger than it has",
                             "strata::buddy::deallocate", p);
@@ -188,9 +192,10 @@ class buddy {
     if (free_[order].empty()) available_ &= ~(std::uint64_t{1} << order);
   }
 
-  // The order of the live block starting at `unit`; reports the pointer when
-  // no live block starts there.
-  unsigned order_in_use(const void* p, std::size_t unit) const noexcept {
+  // The order of the live block starting at `unit`, when the size and
+  // alignment given do not name it; reports the pointer when no live block
+  // starts there.
+  [[gnu::noinline]] unsigned order_in_use(const void* p, std::size_t unit) const noexcept {
     if ((reinterpret_cast<std::uintptr_t>(p) - base_) & (config_.min_block - 1)) [[unlikely]]
       report_interior(p);
     for (unsigned order = 0; order <= top_order_; ++order) {

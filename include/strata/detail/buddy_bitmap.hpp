@@ -4,6 +4,7 @@
 #ifndef STRATA_DETAIL_BUDDY_BITMAP_HPP
 #define STRATA_DETAIL_BUDDY_BITMAP_HPP
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -14,19 +15,21 @@ class buddy_bitmap {
  public:
   // A bitmap of `bits` bits, all clear.
   explicit buddy_bitmap(std::size_t bits) {
-    std::size_t count = bits;
+    std::size_t count = bits, total = 0;
     do {
       count = (count + 63) / 64;
-      levels_.emplace_back(count, 0);
+      start_[depth_++] = total;
+      total += count;
     } while (count > 1);
+    words_.assign(total, 0);
   }
 
-  bool test(std::size_t i) const noexcept { return (levels_[0][i / 64] >> (i % 64)) & 1; }
+  bool test(std::size_t i) const noexcept { return (words_[i / 64] >> (i % 64)) & 1; }
 
   // Set bit i; a word that was empty sets its bit in the level above.
   void set(std::size_t i) noexcept {
-    for (std::vector<std::uint64_t>& level : levels_) {
-      std::uint64_t& word = level[i / 64];
+    for (unsigned level = 0; level < depth_; ++level) {
+      std::uint64_t& word = words_[start_[level] + i / 64];
       bool was_empty = word == 0;
       word |= std::uint64_t{1} << (i % 64);
       if (!was_empty) return;
@@ -36,26 +39,28 @@ class buddy_bitmap {
 
   // Clear bit i; a word that becomes empty clears its bit in the level above.
   void clear(std::size_t i) noexcept {
-    for (std::vector<std::uint64_t>& level : levels_) {
-      std::uint64_t& word = level[i / 64];
+    for (unsigned level = 0; level < depth_; ++level) {
+      std::uint64_t& word = words_[start_[level] + i / 64];
       word &= ~(std::uint64_t{1} << (i % 64));
       if (word != 0) return;
       i /= 64;
     }
   }
 
-  bool empty() const noexcept { return levels_.back()[0] == 0; }
+  bool empty() const noexcept { return words_.back() == 0; }
 
   // The lowest set bit; the bitmap must not be empty.
   std::size_t first() const noexcept {
     std::size_t i = 0;
-    for (std::size_t level = levels_.size(); level-- > 0;)
-      i = i * 64 + static_cast<std::size_t>(__builtin_ctzll(levels_[level][i]));
+    for (unsigned level = depth_; level-- > 0;)
+      i = i * 64 + static_cast<std::size_t>(__builtin_ctzll(words_[start_[level] + i]));
     return i;
   }
 
  private:
-  std::vector<std::vector<std::uint64_t>> levels_;  // [0] holds the bits
+  std::vector<std::uint64_t> words_;     // level 0 (the bits) first, the one top word last
+  std::array<std::size_t, 12> start_{};  // where each level begins in words_
+  unsigned depth_ = 0;
 };
 
 }  // namespace strata::detail
