@@ -16,8 +16,10 @@ namespace strata::detail {
 // The record number standing for "no chunk".
 inline constexpr std::uint32_t no_chunk = UINT32_MAX;
 
-// Linear probing, at most half full, deletion by backward shift (no tombstones,
-// so a long run of allocations and frees never slows the probes down).
+// Linear probing, at most a quarter full (short probe runs: with 10,000
+// blocks live a pair took 52 ns at half full, 44 ns so), deletion by backward
+// shift (no tombstones, so a long run of allocations and frees never slows
+// the probes down).
 class bfc_address_table {
  public:
   // The slot holding `address` (not zero), or npos.
@@ -32,10 +34,10 @@ class bfc_address_table {
   // The record in a slot find returned.
   std::uint32_t value(std::size_t slot) const noexcept { return slots_[slot].value; }
 
-  // Grow now if `more` inserts would leave the table over half full, so the
+  // Grow now if `more` inserts would leave the table over a quarter full, so the
   // inserts themselves cannot fail.
   void make_room(std::size_t more) {
-    if ((count_ + more) * 2 > slots_.size()) grow();
+    if ((count_ + more) * 4 > slots_.size()) grow();
   }
 
   // Record that the chunk `value` starts at `address` (not yet in the table);
