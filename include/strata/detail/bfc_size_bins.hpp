@@ -68,13 +68,13 @@ class bfc_size_bins {
       c.right = at;
       if (at != no_chunk) chunks[at].left = i;
       roots_[bin] = i;
-      occupied_[bin / 64] |= std::uint64_t{1} << (bin % 64);
+      mark(bin);
       return;
     }
     if (at == no_chunk) {
       c.parent = no_chunk;
       roots_[bin] = i;
-      occupied_[bin / 64] |= std::uint64_t{1} << (bin % 64);
+      mark(bin);
       return;
     }
     for (;;) {
@@ -96,7 +96,7 @@ class bfc_size_bins {
     if (c.bin < exact_bins) {
       (c.left == no_chunk ? roots_[c.bin] : chunks[c.left].right) = c.right;
       if (c.right != no_chunk) chunks[c.right].left = c.left;
-      if (roots_[c.bin] == no_chunk) occupied_[c.bin / 64] &= ~(std::uint64_t{1} << (c.bin % 64));
+      if (roots_[c.bin] == no_chunk) unmark(c.bin);
       return;
     }
     while (c.left != no_chunk || c.right != no_chunk) {
@@ -108,7 +108,7 @@ class bfc_size_bins {
     }
     if (c.parent == no_chunk) {
       roots_[c.bin] = no_chunk;
-      occupied_[c.bin / 64] &= ~(std::uint64_t{1} << (c.bin % 64));
+      unmark(c.bin);
     } else {
       bfc_chunk& p = chunks[c.parent];
       (p.left == i ? p.left : p.right) = no_chunk;
@@ -141,15 +141,13 @@ class bfc_size_bins {
 
   // The largest free chunk, or no_chunk.
   std::uint32_t largest(const std::vector<bfc_chunk>& chunks) const noexcept {
-    for (unsigned word = static_cast<unsigned>(occupied_.size()); word-- > 0;) {
-      if (occupied_[word] == 0) continue;
-      unsigned bin = word * 64 + 63u - static_cast<unsigned>(__builtin_clzll(occupied_[word]));
-      std::uint32_t at = roots_[bin];
-      if (bin < exact_bins) return at;
-      while (chunks[at].right != no_chunk) at = chunks[at].right;
-      return at;
-    }
-    return no_chunk;
+    if (summary_ == 0) return no_chunk;
+    unsigned word = 63u - static_cast<unsigned>(__builtin_clzll(summary_));
+    unsigned bin = word * 64 + 63u - static_cast<unsigned>(__builtin_clzll(occupied_[word]));
+    std::uint32_t at = roots_[bin];
+    if (bin < exact_bins) return at;
+    while (chunks[at].right != no_chunk) at = chunks[at].right;
+    return at;
   }
 
  private:
@@ -159,14 +157,29 @@ class bfc_size_bins {
   }
 
   // The first bin above `bin` that holds a free chunk, or bin_count.
+  // Two words at most: the rest of the bin's own word, then the summary.
   unsigned first_occupied_after(unsigned bin) const noexcept {
     unsigned start = bin + 1;
-    for (unsigned word = start / 64; word < occupied_.size(); ++word) {
-      std::uint64_t bits = occupied_[word];
-      if (word == start / 64) bits &= ~std::uint64_t{0} << (start % 64);
-      if (bits != 0) return word * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
-    }
-    return bin_count;
+    if (start >= bin_count) return bin_count;
+    unsigned word = start / 64;
+    std::uint64_t bits = occupied_[word] & (~std::uint64_t{0} << (start % 64));
+    if (bits != 0) return word * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
+    std::uint64_t later = word == 63 ? 0 : summary_ & (~std::uint64_t{0} << (word + 1));
+    if (later == 0) return bin_count;
+    word = static_cast<unsigned>(__builtin_ctzll(later));
+    return word * 64 + static_cast<unsigned>(__builtin_ctzll(occupied_[word]));
+  }
+
+  // Record that `bin` holds a chunk.
+  void mark(unsigned bin) noexcept {
+    occupied_[bin / 64] |= std::uint64_t{1} << (bin % 64);
+    summary_ |= std::uint64_t{1} << (bin / 64);
+  }
+
+  // Record that `bin` is empty.
+  void unmark(unsigned bin) noexcept {
+    occupied_[bin / 64] &= ~(std::uint64_t{1} << (bin % 64));
+    if (occupied_[bin / 64] == 0) summary_ &= ~(std::uint64_t{1} << (bin / 64));
   }
 
   // Lift `i` above its parent, keeping the tree order.
@@ -194,6 +207,8 @@ class bfc_size_bins {
 
   std::array<std::uint32_t, bin_count> roots_;
   std::array<std::uint64_t, (bin_count + 63) / 64> occupied_{};
+  std::uint64_t summary_ = 0;  // bit w: occupied_[w] is not zero
+  static_assert((bin_count + 63) / 64 <= 64, "one summary word covers every bin");
   unsigned granule_shift_;
 };
 
