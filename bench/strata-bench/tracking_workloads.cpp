@@ -2,8 +2,8 @@
 // compiled out), measured on its mixed stress through the strata heap: the bare
 // heap resource, the tracking adaptor compiled out (tracking<heap, false>), the
 // tracking adaptor on (thread-safe, and for one thread with strata::no_lock), and the
-// statistics adaptor, each strategy in turn within
-// every repetition so a slow phase of the machine falls on all of them.
+// statistics adaptor, each strategy in turn within every pass (starting with a different
+// one each pass) so neither a slow phase of the machine nor the order favours any.
 #include <strata/resource.hpp>
 #include <strata/statistics.hpp>
 #include <strata/synchronized.hpp>
@@ -92,15 +92,21 @@ void xsigma_tracking_overhead(const run_settings& settings, recorder& out) {
   live.reserve(10'000);
   bool intact = true;
   std::vector<double> bare_ms, off_ms, on_ms, one_thread_ms, statistics_ms;
-  const int passes = settings.full ? 5 : 2;
+  const int passes = settings.full ? 25 : 10;
+  int round = 0;
   run_rounds(settings, [&](bool measured) {
     double sums[5] = {0, 0, 0, 0, 0};
-    for (int pass = 0; pass < passes; ++pass) {
-      sums[0] += stress_ms(bare, live, intact);
-      sums[1] += stress_ms(compiled_out, live, intact);
-      sums[2] += stress_ms(tracked, live, intact);
-      sums[3] += stress_ms(tracked_one_thread, live, intact);
-      sums[4] += stress_ms(counted, live, intact);
+    // Each pass starts with the next strategy, so none always follows the same one.
+    for (int pass = 0; pass < passes; ++pass, ++round) {
+      for (int turn = 0; turn < 5; ++turn) {
+        const int which = (turn + round) % 5;
+        double& sum = sums[which];
+        if (which == 0) sum += stress_ms(bare, live, intact);
+        if (which == 1) sum += stress_ms(compiled_out, live, intact);
+        if (which == 2) sum += stress_ms(tracked, live, intact);
+        if (which == 3) sum += stress_ms(tracked_one_thread, live, intact);
+        if (which == 4) sum += stress_ms(counted, live, intact);
+      }
     }
     if (!measured) return;
     const char* names[5] = {"heap alone", "tracking compiled out", "tracking on",
