@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cinttypes>
 #include <cstddef>
 #include <cstdint>
@@ -40,6 +41,7 @@
 #include <ctime>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -90,7 +92,8 @@ struct tracked_block {
   std::size_t bytes = 0;
   std::size_t alignment = 0;
   std::int64_t time_ns = 0;  // coarse monotonic clock, since the adaptor was made
-  std::uint32_t thread = 0;  // strata::thread_number() of the allocating thread
+  std::uint32_t thread = 0;  // strata::thread_number() of the allocating thread (saturates
+                             // at 65,535)
   std::uint32_t depth = 0;   // frames captured
   const char* tag = nullptr;
   std::array<void*, StackDepth> frames{};
@@ -163,15 +166,13 @@ class tracking<Upstream, true, StackDepth, Lock> {
     void* p = upstream_.allocate(bytes, alignment);
     record r;
     r.bytes = bytes;
-    r.alignment = alignment;
     r.time_ns = now_ns();
-    r.thread = thread_number();
     r.tag = tag;
-    if constexpr (StackDepth > 0)
-      r.depth = static_cast<std::uint32_t>(detail::capture_stack(r.frames.data(), StackDepth, 1));
+    const std::uint32_t thread = thread_number();
+    if constexpr (StackDepth > 0) detail::capture_stack(r.frames.data(), StackDepth, 1);
     try {
       std::lock_guard lock(lock_);
-      r.sequence = next_sequence_++;
+      r.order = pack_order(next_sequence_++, thread, alignment);
       live_.insert(reinterpret_cast<std::uintptr_t>(p), r);
       live_bytes_ += bytes;
     } catch (...) {
@@ -219,13 +220,15 @@ class tracking<Upstream, true, StackDepth, Lock> {
         block b;
         b.address = address;
         b.bytes = r.bytes;
-        b.alignment = r.alignment;
+        b.alignment = std::size_t{1} << (r.order & 0xff);
         b.time_ns = r.time_ns;
-        b.thread = r.thread;
-        b.depth = r.depth;
+        b.thread = static_cast<std::uint32_t>(r.order >> 8 & 0xffff);
         b.tag = r.tag;
-        b.frames = r.frames;
-        ordered.emplace_back(r.sequence, b);
+        if constexpr (StackDepth > 0) {
+          b.frames = r.frames;
+          while (b.depth < StackDepth && b.frames[b.depth] != nullptr) ++b.depth;
+        }
+        ordered.emplace_back(r.order >> 24, b);
       });
     }
     std::sort(ordered.begin(), ordered.end(),
@@ -263,16 +266,27 @@ class tracking<Upstream, true, StackDepth, Lock> {
 
  private:
   // What the table keeps per block (its address is the key).
+  struct no_frames {};
+  using frames_type =
+      std::conditional_t<(StackDepth > 0), std::array<void*, StackDepth>, no_frames>;
+
+  // 32 bytes without a stack, so a record never straddles a cache line.
   struct record {
     std::size_t bytes = 0;
-    std::size_t alignment = 0;
-    std::int64_t time_ns = 0;
-    std::uint64_t sequence = 0;
-    std::uint32_t thread = 0;
-    std::uint32_t depth = 0;
     const char* tag = nullptr;
-    std::array<void*, StackDepth> frames{};
+    std::int64_t time_ns = 0;
+    std::uint64_t order = 0;  // sequence << 24 | thread (16 bits) << 8 | log2(alignment)
+    [[no_unique_address]] frames_type frames{};
   };
+  static_assert(StackDepth > 0 || sizeof(record) == 32);
+
+  // Pack the sequence number, the thread (saturated at 16 bits) and the alignment.
+  static std::uint64_t pack_order(std::uint64_t sequence, std::uint32_t thread,
+                                  std::size_t alignment) noexcept {
+    const std::uint64_t small_thread = thread < 0xffff ? thread : 0xffff;
+    return sequence << 24 | small_thread << 8 |
+           static_cast<std::uint64_t>(std::countr_zero(alignment));
+  }
 
   // Nanoseconds since the adaptor was made, from the coarse monotonic clock:
   // a few ns per read (the precise clock and the cycle counter cost 3-9 times
