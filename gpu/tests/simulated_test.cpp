@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -111,6 +113,39 @@ TEST(simulated_device, LatencyIsSpentOnEveryAllocateAndFree) {
   const auto freed = std::chrono::steady_clock::now();
   EXPECT_GE(allocated - start, config.allocate_latency);
   EXPECT_GE(freed - allocated, config.free_latency);
+
+  // The stream-ordered pool pays it when it takes memory from the device.
+  const auto before_async = std::chrono::steady_clock::now();
+  void* async = dev.allocate_async(kib, stream{});
+  EXPECT_GE(std::chrono::steady_clock::now() - before_async, config.allocate_latency);
+  dev.deallocate_async(async, stream{});
+}
+
+TEST(simulated_device, SynchronousFreeWaitsForQueuedWork) {
+  simulated_device dev;
+  const stream s = dev.create_stream();
+  void* block = dev.allocate(kib);
+  std::atomic<bool> ran{false};
+  dev.launch_host(s, [&ran] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ran = true;
+  });
+  dev.deallocate(block);
+  EXPECT_TRUE(ran);
+  dev.destroy_stream(s);
+}
+
+TEST(simulated_device, WaitingOnANeverRecordedEventDoesNotHoldTheStream) {
+  simulated_device dev;
+  const stream s = dev.create_stream();
+  const event never = dev.create_event();
+  dev.wait(s, never);
+  dev.destroy_event(never);
+  bool ran = false;
+  dev.launch_host(s, [&ran] { ran = true; });
+  dev.synchronize(s);
+  EXPECT_TRUE(ran);
+  dev.destroy_stream(s);
 }
 
 TEST(simulated_device, AddressOnlyMemoryRehearsesAnEightyGigabyteDevice) {
