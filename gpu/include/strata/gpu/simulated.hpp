@@ -12,7 +12,9 @@
 // stream-ordered pool holds (live and cached); pinned and managed memory are
 // plain host memory outside it. The configured latency is spent on every
 // synchronous allocate and deallocate, and whenever the stream-ordered pool
-// takes memory from the device or gives it back. Like CUDA's pool, cached
+// takes memory from the device or gives it back (then under the device's lock,
+// as a driver serialises it). The default stream is an ordinary stream here,
+// without CUDA's legacy implicit synchronisation. Like CUDA's pool, cached
 // stream-ordered memory above the release threshold (default 0) goes back at
 // each synchronisation; on running out, the pool gives back what it caches and
 // retries once.
