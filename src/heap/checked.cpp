@@ -89,7 +89,8 @@ void extend_shuffled(page* pg) {
   if (n > most) n = static_cast<std::uint32_t>(most);
   std::uint16_t order[16384 / min_block_size];
   for (std::uint32_t i = 0; i < n; ++i) order[i] = static_cast<std::uint16_t>(i);
-  for (std::uint32_t i = n; i > 1; --i) {  // Fisher-Yates
+  // Debug mode alone keeps the order: a block's place then does not vary from run to run.
+  for (std::uint32_t i = secure_mode() ? n : 0; i > 1; --i) {  // Fisher-Yates
     auto j = static_cast<std::uint32_t>(next_random() % i);
     std::uint16_t t = order[i - 1];
     order[i - 1] = order[j];
@@ -152,10 +153,10 @@ bool checked_has_block(page* pg) {
 
 void* checked_take(page* pg) {
   if (!checked_has_block(pg)) return nullptr;
-  if (page_has_map(pg)) {  // a random one of the free blocks
+  if (page_has_map(pg)) {  // a random one of the free blocks in secure mode, else the lowest
     std::uint64_t map = pg->free_map;
-    for (auto skip = next_random() % static_cast<unsigned>(std::popcount(map)); skip != 0; --skip)
-      map &= map - 1;
+    auto choices = static_cast<unsigned>(std::popcount(map));
+    for (auto skip = secure_mode() ? next_random() % choices : 0; skip != 0; --skip) map &= map - 1;
     std::uint64_t bit = map & (~map + 1);
     pg->free_map &= ~bit;
     pg->counts++;

@@ -253,12 +253,10 @@ std::size_t usable_size(const void* p) noexcept {
     return seg->pages[0].block_size -
            static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) - seg->pages[0].area);
   page* pg = seg->page_of(p);
-  const std::uint8_t* start =
-      seg->huge ? pg->area : reinterpret_cast<std::uint8_t*>(block_containing(pg, p));
+  const std::uint8_t* start = reinterpret_cast<std::uint8_t*>(block_containing(pg, p));
   auto offset = static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) - start);
   // In debug mode a block holds what was asked for; a canary and record fill the rest.
-  if (!seg->huge && (pg->owner.load(std::memory_order_relaxed) & page_is_checked) != 0 &&
-      debug_mode())
+  if ((pg->owner.load(std::memory_order_relaxed) & page_is_checked) != 0 && debug_mode())
     return debug_block_size(pg, start) - offset;
   return pg->block_size - offset;
 }

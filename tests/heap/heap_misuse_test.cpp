@@ -27,6 +27,24 @@ void free_elsewhere(void* p) {
   std::thread([p] { strata_free(p); }).join();
 }
 
+// A block freed twice in a row by its own thread.
+void double_free_at_once(std::size_t size) {
+  void* a = strata_malloc(size);
+  strata_free(a);
+  strata_free(a);
+}
+
+// A block freed twice by a thread of its own, beside a live block of its page.
+void double_free_by_another_thread(std::size_t size) {
+  void* keep = strata_malloc(size);
+  void* a = strata_malloc(size);
+  std::thread([a] {
+    strata_free(a);
+    strata_free(a);
+  }).join();
+  strata_free(keep);
+}
+
 class HeapMisuse : public ::testing::Test {
  protected:
   void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
@@ -47,27 +65,11 @@ TEST_F(HeapMisuse, SmallDoubleFreeOnAPageWithLiveBlocks) {
 }
 
 TEST_F(HeapMisuse, SmallDoubleFreeAtOnce) {
-  EXPECT_DEATH(
-      {
-        void* a = strata_malloc(48);
-        strata_free(a);
-        strata_free(a);
-      },
-      double_free);
+  EXPECT_DEATH(double_free_at_once(48), double_free);
 }
 
 TEST_F(HeapMisuse, SmallDoubleFreeByAnotherThread) {
-  EXPECT_DEATH(
-      {
-        void* keep = strata_malloc(64);
-        void* a = strata_malloc(64);
-        std::thread([a] {
-          strata_free(a);
-          strata_free(a);
-        }).join();
-        strata_free(keep);
-      },
-      double_free);
+  EXPECT_DEATH(double_free_by_another_thread(64), double_free);
 }
 
 TEST_F(HeapMisuse, SmallFreedByOwnerThenByAnotherThread) {
@@ -173,27 +175,11 @@ TEST_F(HeapMisuse, MediumDoubleFreeWhileTheHotSlotIsEmpty) {
 }
 
 TEST_F(HeapMisuse, MediumDoubleFreeOfTheHotBlock) {
-  EXPECT_DEATH(
-      {
-        void* a = strata_malloc(5000);
-        strata_free(a);
-        strata_free(a);
-      },
-      double_free);
+  EXPECT_DEATH(double_free_at_once(5000), double_free);
 }
 
 TEST_F(HeapMisuse, MediumDoubleFreeByAnotherThread) {
-  EXPECT_DEATH(
-      {
-        void* keep = strata_malloc(5000);
-        void* a = strata_malloc(5000);
-        std::thread([a] {
-          strata_free(a);
-          strata_free(a);
-        }).join();
-        strata_free(keep);
-      },
-      double_free);
+  EXPECT_DEATH(double_free_by_another_thread(5000), double_free);
 }
 
 TEST_F(HeapMisuse, MediumFreedByOwnerThenByAnotherThread) {
@@ -214,25 +200,11 @@ TEST_F(HeapMisuse, MediumFreedByOwnerThenByAnotherThread) {
 }
 
 TEST_F(HeapMisuse, HugeDoubleFree) {
-  EXPECT_DEATH(
-      {
-        void* a = strata_malloc(16 << 20);
-        strata_free(a);
-        strata_free(a);
-      },
-      double_free);
+  EXPECT_DEATH(double_free_at_once(16 << 20), double_free);
 }
 
 TEST_F(HeapMisuse, HugeDoubleFreeByAnotherThread) {
-  EXPECT_DEATH(
-      {
-        void* a = strata_malloc(16 << 20);
-        std::thread([a] {
-          strata_free(a);
-          strata_free(a);
-        }).join();
-      },
-      double_free);
+  EXPECT_DEATH(double_free_by_another_thread(16 << 20), double_free);
 }
 
 // The checks must not fire on correct use: blocks reused after free, blocks
