@@ -66,6 +66,14 @@ const char* format_long(long v, char (&buf)[24]) noexcept {
   return p;
 }
 
+// STRATA_* variables that are not options: the malloc override's trace path,
+// the CPU facade's backend, the GPU allocator's configuration.
+bool read_elsewhere(const char* name) noexcept {
+  for (const char* other : {"TRACE=", "CPU_BACKEND=", "GPU_ALLOC_CONF="})
+    if (std::strncmp(name, other, std::strlen(other)) == 0) return true;
+  return false;
+}
+
 bool equals_ignore_case(const char* a, const char* b) noexcept {
   for (; *a != 0 && *b != 0; ++a, ++b) {
     char x = (*a >= 'A' && *a <= 'Z') ? static_cast<char>(*a - 'A' + 'a') : *a;
@@ -138,7 +146,7 @@ void read_environment() noexcept {
     const char* eq = std::strchr(name, '=');
     if (eq == nullptr) continue;
     std::size_t len = static_cast<std::size_t>(eq - name);
-    if (std::strncmp(name, "TRACE=", 6) == 0) continue;  // a path, read by the malloc override
+    if (read_elsewhere(name)) continue;
     int found = -1;
     for (int i = 0; i < STRATA_OPTION_COUNT; ++i)
       if (std::strlen(table[i].name) == len && std::strncmp(table[i].name, name, len) == 0)
