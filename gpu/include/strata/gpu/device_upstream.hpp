@@ -1,0 +1,47 @@
+// strata GPU resources: device memory as a host_resource-shaped upstream, so
+// host-side algorithms that never touch the memory they manage (bfc, buddy)
+// carve device memory unchanged. Synchronous: each region is a cudaMalloc.
+#ifndef STRATA_GPU_DEVICE_UPSTREAM_HPP
+#define STRATA_GPU_DEVICE_UPSTREAM_HPP
+
+#include <strata/gpu/device.hpp>
+#include <strata/gpu/device_resource.hpp>
+#include <strata/gpu/error.hpp>
+
+#include <cstddef>
+#include <new>
+
+namespace strata::gpu {
+
+class device_upstream {
+ public:
+  explicit device_upstream(device& dev) noexcept : device_(&dev) {}
+
+  // A region from the device; the device running out becomes std::bad_alloc,
+  // the failure host algorithms back off from (bfc tries a smaller region).
+  void* allocate(std::size_t bytes, std::size_t alignment) {
+    check_device_alignment(alignment, "device_upstream::allocate");
+    try {
+      return device_->allocate(bytes);
+    } catch (const device_error& e) {
+      if (e.is_out_of_memory()) throw std::bad_alloc();
+      throw;
+    }
+  }
+
+  // The region goes back to the device, which first waits for its queued work.
+  // Host algorithms give regions back from noexcept paths: a device that
+  // refuses its own region terminates.
+  void deallocate(void* p, std::size_t, std::size_t) noexcept { device_->deallocate(p); }
+
+  bool is_equal(const device_upstream& other) const noexcept { return device_ == other.device_; }
+
+  device& owner() const noexcept { return *device_; }
+
+ private:
+  device* device_;
+};
+
+}  // namespace strata::gpu
+
+#endif
