@@ -1,0 +1,49 @@
+// strata GPU caching allocator: its configuration, in code or from
+// STRATA_GPU_ALLOC_CONF (the counterpart of PYTORCH_CUDA_ALLOC_CONF).
+#ifndef STRATA_GPU_CACHING_CONFIG_HPP
+#define STRATA_GPU_CACHING_CONFIG_HPP
+
+#include <cstddef>
+#include <string_view>
+
+namespace strata::gpu {
+
+struct caching_config {
+  // Blocks at least this large are never split, and serve only requests of
+  // similar size (at most `large_segment` bytes smaller), so a large block is
+  // never carved into small pieces that fragment it. The default never limits.
+  std::size_t max_split_size = static_cast<std::size_t>(-1);
+  // 0 or 1: requests round to 512 bytes. A power of two N > 1: a request also
+  // rounds up to the next of N equal steps between the powers of two around it
+  // (1200 bytes with 4 divisions: 1280), so similar sizes share blocks.
+  std::size_t roundup_power2_divisions = 0;
+  // In (0, 1): before taking a new segment that would lift the reserved bytes
+  // above this fraction of the device's memory, give back the free segments
+  // that have been free the longest. 0 turns garbage collection off.
+  double garbage_collection_threshold = 0.0;
+  // Entries the trace ring keeps; 0 records nothing.
+  std::size_t trace_capacity = 4096;
+
+  // Pool geometry, PyTorch's by default. Requests up to `small_size` come from
+  // `small_segment`-byte segments; larger ones below `min_large_alloc` from
+  // `large_segment`-byte segments; larger still from segments of their own
+  // size rounded to `large_rounding`.
+  std::size_t small_size = std::size_t{1} << 20;
+  std::size_t small_segment = std::size_t{2} << 20;
+  std::size_t large_segment = std::size_t{20} << 20;
+  std::size_t min_large_alloc = std::size_t{10} << 20;
+  std::size_t large_rounding = std::size_t{2} << 20;
+};
+
+// Parse "key:value,key:value" with the keys max_split_size_mb (an integer of
+// MiB, above the small-request limit), roundup_power2_divisions (a power of
+// two) and garbage_collection_threshold (a fraction in (0, 1)) over `base`.
+// A bad key or value throws std::invalid_argument naming it.
+caching_config parse_caching_config(std::string_view text, caching_config base = {});
+
+// The configuration STRATA_GPU_ALLOC_CONF gives (the defaults when unset).
+caching_config caching_config_from_environment();
+
+}  // namespace strata::gpu
+
+#endif
