@@ -1,6 +1,7 @@
 #include <strata/gpu/caching_allocator.hpp>
 
 #include "block.hpp"
+#include "live_blocks.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -8,7 +9,6 @@
 #include <limits>
 #include <map>
 #include <mutex>
-#include <unordered_map>
 #include <utility>
 
 namespace strata::gpu {
@@ -88,7 +88,9 @@ struct caching_allocator::state {
   mutable std::mutex mutex;
   free_blocks small_free;
   free_blocks large_free;
-  std::unordered_map<void*, block*> live;
+  caching::live_blocks live;
+  std::vector<block*> spare_blocks;                 // retired blocks, reused
+  std::vector<free_blocks::node_type> spare_nodes;  // free-set nodes, reused
   std::map<std::uintptr_t, segment_record> segments;
   std::vector<pending_free> pending;
   std::vector<event> spare_events;
@@ -99,9 +101,31 @@ struct caching_allocator::state {
   std::uint64_t sequence = 0;
   std::uint64_t clock = 0;  // counts frees, to age free segments
 
-  state(device& d, caching_config c) : dev(d), config(c) {
-    ring.reserve(config.trace_capacity);
-    live.reserve(1024);
+  state(device& d, caching_config c) : dev(d), config(c) { ring.reserve(config.trace_capacity); }
+
+  // A block, reusing a retired one so the hot path does not allocate.
+  block* make_block(char* p, std::size_t bytes, stream s, pool_kind kind) {
+    if (spare_blocks.empty()) return new block(p, bytes, s, kind);
+    block* b = spare_blocks.back();
+    spare_blocks.pop_back();
+    *b = block(p, bytes, s, kind);
+    return b;
+  }
+
+  // Keep a block that merged away or left with its segment for reuse.
+  void retire(block* b) { spare_blocks.push_back(b); }
+
+  // Put a block in its pool's free set on a reused node when there is one.
+  void insert_free(block* b) {
+    free_blocks& set = pool(b->kind);
+    if (spare_nodes.empty()) {
+      set.insert(b);
+      return;
+    }
+    free_blocks::node_type node = std::move(spare_nodes.back());
+    spare_nodes.pop_back();
+    node.value() = b;
+    set.insert(std::move(node));
   }
 
   free_blocks& pool(pool_kind kind) { return kind == pool_kind::small ? small_free : large_free; }
@@ -146,7 +170,7 @@ struct caching_allocator::state {
   // A block leaves the free set: it no longer counts as inactive.
   void uncache(free_blocks::iterator it) {
     block* b = *it;
-    pool(b->kind).erase(it);
+    spare_nodes.push_back(pool(b->kind).extract(it));
     if (b->split()) {
       change(b->kind, &caching_pool_stats::inactive_split, -1);
       change(b->kind, &caching_pool_stats::inactive_split_bytes,
@@ -218,7 +242,7 @@ struct caching_allocator::state {
         fail(requested, size, s);
       }
     }
-    auto* b = new block{static_cast<char*>(p), bytes, s, kind};
+    block* b = make_block(static_cast<char*>(p), bytes, s, kind);
     segments.emplace(address_of(p), segment_record{bytes, s, kind, b});
     ++stats.num_device_allocs;
     change(kind, &caching_pool_stats::segment, 1);
@@ -230,21 +254,21 @@ struct caching_allocator::state {
   // Hand out the front of `b`, caching the rest apart when it is worth it.
   void* hand_out(block* b, std::size_t size, std::size_t requested) {
     if (should_split(b, size)) {
-      auto* rest = new block{b->ptr + size, b->size - size, b->on, b->kind};
+      block* rest = make_block(b->ptr + size, b->size - size, b->on, b->kind);
       rest->prev = b;
       rest->next = b->next;
       if (b->next != nullptr) b->next->prev = rest;
       b->next = rest;
       b->size = size;
       rest->freed_at = clock;
-      pool(b->kind).insert(rest);
+      insert_free(rest);
       change(b->kind, &caching_pool_stats::inactive_split, 1);
       change(b->kind, &caching_pool_stats::inactive_split_bytes,
              static_cast<std::int64_t>(rest->size));
     }
     b->allocated = true;
     b->requested = requested;
-    live.emplace(b->ptr, b);
+    live.insert(b);
     const auto bytes = static_cast<std::int64_t>(b->size);
     change(b->kind, &caching_pool_stats::allocation, 1);
     change(b->kind, &caching_pool_stats::allocated_bytes, bytes);
@@ -274,20 +298,24 @@ struct caching_allocator::state {
     return hand_out(b, size, bytes);
   }
 
-  // The live block at `p`; anything else is the caller's error.
+  // A pointer that is no live block is the caller's error.
+  [[noreturn]] static void throw_foreign(const char* call) {
+    throw device_error(errc::invalid_argument, std::string("caching_allocator: ") + call +
+                                                   " of memory it did not hand out");
+  }
+
+  // The live block at `p`.
   block* find_live(void* p, const char* call) {
-    const auto it = live.find(p);
-    if (it == live.end())
-      throw device_error(errc::invalid_argument, std::string("caching_allocator: ") + call +
-                                                     " of memory it did not hand out");
-    return it->second;
+    block* b = live.find(p);
+    if (b == nullptr) throw_foreign(call);
+    return b;
   }
 
   // The free path: straight back to the cache, or after events on the other
   // streams that used the block complete.
   void deallocate(void* p, const stream* on) {
-    block* b = find_live(p, "deallocate");
-    live.erase(b->ptr);
+    block* b = live.take(p);
+    if (b == nullptr) throw_foreign("deallocate");
     b->allocated = false;
     const auto bytes = static_cast<std::int64_t>(b->size);
     change(b->kind, &caching_pool_stats::allocation, -1);
@@ -337,16 +365,16 @@ struct caching_allocator::state {
       change(b->kind, &caching_pool_stats::inactive_split_bytes,
              static_cast<std::int64_t>(b->size));
     }
-    set.insert(b);
+    insert_free(b);
     record_trace(trace_action::free_completed, b->ptr, b->size, b->on);
   }
 
   // Merge `upper`, the next block after `lower`, into `lower`.
-  static void absorb(block* lower, block* upper) {
+  void absorb(block* lower, block* upper) {
     lower->size += upper->size;
     lower->next = upper->next;
     if (upper->next != nullptr) upper->next->prev = lower;
-    delete upper;
+    retire(upper);
   }
 
   // Cache the blocks whose events have completed; with `wait`, wait for them
@@ -382,7 +410,7 @@ struct caching_allocator::state {
     for (block* b = segment.head; b != nullptr;) {
       block* next = b->next;
       uncache(pool(b->kind).find(b));
-      delete b;
+      retire(b);
       b = next;
     }
     ++stats.num_device_frees;
@@ -505,6 +533,7 @@ struct caching_allocator::state {
     } catch (const device_error&) {
       // A device that fails while shutting down leaves nothing to give back to.
     }
+    for (block* b : spare_blocks) delete b;
   }
 };
 
