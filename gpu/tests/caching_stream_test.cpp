@@ -66,9 +66,9 @@ TEST_F(caching_stream, BlockFreedUnderPendingWorkWaitsForIt) {
 }
 
 TEST_F(caching_stream, CrossStreamReuseAfterWait) {
-  const std::size_t bytes = 256 * kib;
+  constexpr std::size_t bytes = 256 * kib;
   void* p = cache->allocate(bytes, streams[0]);
-  sim->launch_host(streams[0], [p, bytes] { fill(p, bytes, 7); });
+  sim->launch_host(streams[0], [p] { fill(p, bytes, 7); });
   cache->deallocate(p, bytes, streams[0]);
   // The only free memory is cached with stream 0: stream 2 borrows it rather
   // than taking a new segment, and sees stream 0's writes when its work runs.
