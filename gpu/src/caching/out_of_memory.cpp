@@ -1,5 +1,7 @@
 #include <strata/gpu/caching/out_of_memory.hpp>
 
+#include "allocator_state.hpp"
+
 #include <cstdio>
 
 namespace strata::gpu {
@@ -47,5 +49,40 @@ out_of_memory_error::out_of_memory_error(const out_of_memory_report& report,
     : device_error(errc::out_of_memory, message(report)),
       report_(report),
       snapshot_json_(std::move(snapshot_json)) {}
+
+using caching::block;
+using caching::free_blocks;
+
+// The free cached blocks' total and the largest of them.
+std::pair<std::size_t, std::size_t> caching_allocator::state::free_extent() const {
+  std::size_t total = 0;
+  std::size_t largest = 0;
+  for (const free_blocks* set : {&small_free, &large_free})
+    for (const block* b : *set) {
+      total += b->size;
+      largest = std::max(largest, b->size);
+    }
+  return {total, largest};
+}
+
+// Out of memory for good: count it, trace it and throw the report.
+[[noreturn]] void caching_allocator::state::fail(std::size_t requested, std::size_t size,
+                                                 stream s) {
+  ++stats.num_ooms;
+  record_trace(trace_action::oom, nullptr, size, s);
+  out_of_memory_report report;
+  report.requested = requested;
+  report.rounded = size;
+  report.allocated = static_cast<std::size_t>(stats.all.allocated_bytes.current);
+  report.reserved = static_cast<std::size_t>(stats.all.reserved_bytes.current);
+  const auto [free_total, largest] = free_extent();
+  report.largest_free = largest;
+  report.fragmentation =
+      free_total == 0 ? 0.0 : 1.0 - static_cast<double>(largest) / static_cast<double>(free_total);
+  memory_snapshot shot = take_snapshot();
+  report.device_free = shot.device_free;
+  report.device_total = shot.device_total;
+  throw out_of_memory_error(report, to_json(shot));
+}
 
 }  // namespace strata::gpu

@@ -1,0 +1,267 @@
+// strata GPU caching allocator, private: the allocator's state behind its
+// one mutex. The hot paths (allocate, deallocate, caching and reuse) are in
+// caching_allocator.cpp, taking and giving back segments in segments.cpp,
+// the snapshot in snapshot.cpp, and the out-of-memory report in
+// out_of_memory.cpp.
+#ifndef STRATA_GPU_SRC_CACHING_ALLOCATOR_STATE_HPP
+#define STRATA_GPU_SRC_CACHING_ALLOCATOR_STATE_HPP
+
+#include <strata/gpu/caching_allocator.hpp>
+
+#include "block.hpp"
+#include "live_blocks.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace strata::gpu {
+
+namespace caching {
+
+// Round up to a multiple of `to` (any positive step).
+inline std::size_t round_up(std::size_t n, std::size_t to) {
+  return (n + to - 1) / to * to;
+}
+
+// The place in the device's memory of a block, for keys, traces and snapshots.
+inline std::uintptr_t address_of(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p);
+}
+
+// Add `delta` to one quantity, keeping its peak and its running totals.
+inline void change(caching_stat& stat, std::int64_t delta) {
+  stat.current += delta;
+  if (delta > 0) {
+    stat.allocated += delta;
+    stat.peak = std::max(stat.peak, stat.current);
+  } else {
+    stat.freed -= delta;
+  }
+}
+
+// A segment as the device handed it out; its first block never merges away.
+struct segment_record {
+  std::size_t size;
+  stream on;
+  pool_kind kind;
+  block* head;
+};
+
+// A block freed while events on other streams were still to complete.
+struct pending_free {
+  event marker;
+  block* freed;
+};
+
+}  // namespace caching
+
+struct caching_allocator::state {
+  using block = caching::block;
+  using free_blocks = caching::free_blocks;
+  using pool_kind = caching::pool_kind;
+  using segment_record = caching::segment_record;
+  using pending_free = caching::pending_free;
+
+  device& dev;
+  caching_config config;
+  mutable std::mutex mutex;
+  free_blocks small_free;
+  free_blocks large_free;
+  caching::live_blocks live;
+  std::vector<block*> spare_blocks;                 // retired blocks, reused
+  std::vector<free_blocks::node_type> spare_nodes;  // free-set nodes, reused
+  std::map<std::uintptr_t, segment_record> segments;
+  std::vector<pending_free> pending;
+  std::vector<event> spare_events;
+  event hop{};  // recorded on a freeing stream for another stream to wait on
+  caching_stats stats;
+  std::vector<trace_entry> ring;
+  std::size_t ring_next = 0;
+  std::uint64_t sequence = 0;
+  std::uint64_t clock = 0;  // counts frees, to age free segments
+
+  state(device& d, caching_config c);
+
+  // A block, reusing a retired one so the hot path does not allocate.
+  block* make_block(char* p, std::size_t bytes, stream s, pool_kind kind);
+
+  // Keep a block that merged away or left with its segment for reuse.
+  void retire(block* b);
+
+  // Put a block in its pool's free set on a reused node when there is one.
+  void insert_free(block* b);
+
+  // The free set of a pool.
+  free_blocks& pool(pool_kind kind);
+
+  // The statistics of a pool.
+  caching_pool_stats& pool_stats(pool_kind kind);
+
+  // Count a change in the pool of `kind` and in all.
+  void change(pool_kind kind, caching_stat caching_pool_stats::*field, std::int64_t delta);
+
+  // Keep one action in the ring, overwriting the oldest when full.
+  void record_trace(trace_action action, const void* p, std::size_t size, stream on);
+
+  // Whether a cached block may serve a request: one above max_split_size
+  // serves only requests of similar size, so it is not carved up.
+  bool fits(const block* b, std::size_t size) const;
+
+  // Whether handing out `size` of `b` leaves a remainder worth caching apart.
+  bool should_split(const block* b, std::size_t size) const;
+
+  // A block leaves the free set: it no longer counts as inactive.
+  void uncache(free_blocks::iterator it);
+
+  // The best fit cached with `s`, taken out of the cache.
+  block* take_cached(pool_kind kind, stream s, std::size_t size);
+
+  // The best fit cached with another stream, once `s` waits on an event
+  // recorded on that stream now: everything queued there before, the work
+  // that used the block included, then comes before the work `s` queues next.
+  block* borrow(pool_kind kind, stream s, std::size_t size);
+
+  // The bytes of the segment a request of `size` gets when nothing cached fits.
+  std::size_t segment_size(pool_kind kind, std::size_t size) const;
+
+  // A new segment from the device, as one block for `s`; on running out, the
+  // cache goes back to the device and the device is asked once more.
+  block* new_segment(pool_kind kind, stream s, std::size_t size, std::size_t requested);
+
+  // Hand out the front of `b`, caching the rest apart when it is worth it.
+  void* hand_out(block* b, std::size_t size, std::size_t requested);
+
+  // The allocation path: the stream's cache, another stream's, then the device.
+  void* allocate(std::size_t bytes, stream s);
+
+  // A pointer that is no live block is the caller's error.
+  [[noreturn]] static void throw_foreign(const char* call);
+
+  // The live block at `p`.
+  block* find_live(void* p, const char* call);
+
+  // The free path: straight back to the cache, or after events on the other
+  // streams that used the block complete.
+  void deallocate(void* p, const stream* on);
+
+  // An event to mark a stream with, reused from earlier frees when possible.
+  event spare_event();
+
+  // Put a block that is free of all pending work back in the cache, merged
+  // with free neighbours cached with the same stream (the lower block stays,
+  // so a segment's first block never goes away).
+  void cache(block* b);
+
+  // Merge `upper`, the next block after `lower`, into `lower`.
+  void absorb(block* lower, block* upper);
+
+  // Cache the blocks whose events have completed; with `wait`, wait for them
+  // all first (the host blocks: only empty_cache and out-of-memory do this).
+  void collect_events(bool wait);
+
+  // Whether every block of the segment is cached, so it can go back.
+  static bool all_cached(const segment_record& segment);
+
+  // Give one fully free segment back to the device.
+  std::map<std::uintptr_t, segment_record>::iterator release(
+      std::map<std::uintptr_t, segment_record>::iterator it);
+
+  // empty_cache: wait for pending frees, then give back every fully free segment.
+  void release_cached();
+
+  // Before a new segment of `bytes` lifts the reserved bytes above the
+  // threshold, give back whole free segments, longest free first.
+  void collect_garbage(std::size_t bytes);
+
+  // The free cached blocks' total and the largest of them.
+  std::pair<std::size_t, std::size_t> free_extent() const;
+
+  // Out of memory for good: count it, trace it and throw the report.
+  [[noreturn]] void fail(std::size_t requested, std::size_t size, stream s);
+
+  // Every segment and block as they are now, with the trace and statistics.
+  memory_snapshot take_snapshot() const;
+
+  // The ring, oldest first.
+  std::vector<trace_entry> ordered_trace() const;
+
+  // Give everything back: the device first finishes all work.
+  ~state();
+};
+
+// The free set of a pool.
+inline caching::free_blocks& caching_allocator::state::pool(pool_kind kind) {
+  return kind == pool_kind::small ? small_free : large_free;
+}
+
+// The statistics of a pool.
+inline caching_pool_stats& caching_allocator::state::pool_stats(pool_kind kind) {
+  return kind == pool_kind::small ? stats.small : stats.large;
+}
+
+// Count a change in the pool of `kind` and in all.
+inline void caching_allocator::state::change(pool_kind kind,
+                                             caching_stat caching_pool_stats::*field,
+                                             std::int64_t delta) {
+  caching::change(stats.all.*field, delta);
+  caching::change(pool_stats(kind).*field, delta);
+}
+
+// Keep one action in the ring, overwriting the oldest when full.
+inline void caching_allocator::state::record_trace(trace_action action, const void* p,
+                                                   std::size_t size, stream on) {
+  if (config.trace_capacity == 0) return;
+  const trace_entry entry{action, caching::address_of(p), size, on, sequence++};
+  if (ring.size() < config.trace_capacity) {
+    ring.push_back(entry);
+  } else {
+    ring[ring_next] = entry;
+    ring_next = (ring_next + 1) % config.trace_capacity;
+  }
+}
+
+// A block, reusing a retired one so the hot path does not allocate.
+inline caching::block* caching_allocator::state::make_block(char* p, std::size_t bytes, stream s,
+                                                            pool_kind kind) {
+  if (spare_blocks.empty()) return new block(p, bytes, s, kind);
+  block* b = spare_blocks.back();
+  spare_blocks.pop_back();
+  *b = block(p, bytes, s, kind);
+  return b;
+}
+
+// Keep a block that merged away or left with its segment for reuse.
+inline void caching_allocator::state::retire(block* b) {
+  spare_blocks.push_back(b);
+}
+
+// A block leaves the free set: it no longer counts as inactive.
+inline void caching_allocator::state::uncache(free_blocks::iterator it) {
+  block* b = *it;
+  spare_nodes.push_back(pool(b->kind).extract(it));
+  if (b->split()) {
+    change(b->kind, &caching_pool_stats::inactive_split, -1);
+    change(b->kind, &caching_pool_stats::inactive_split_bytes, -static_cast<std::int64_t>(b->size));
+  }
+}
+
+// Put a block in its pool's free set on a reused node when there is one.
+inline void caching_allocator::state::insert_free(block* b) {
+  free_blocks& set = pool(b->kind);
+  if (spare_nodes.empty()) {
+    set.insert(b);
+    return;
+  }
+  free_blocks::node_type node = std::move(spare_nodes.back());
+  spare_nodes.pop_back();
+  node.value() = b;
+  set.insert(std::move(node));
+}
+
+}  // namespace strata::gpu
+
+#endif
