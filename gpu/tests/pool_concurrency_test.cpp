@@ -21,6 +21,7 @@ constexpr std::size_t kib = 1024;
 constexpr int threads = 8;
 constexpr int streams = 4;
 constexpr int rounds = 300;
+constexpr std::size_t staging_bytes = 8 * kib;
 
 // Whether `bytes` at p all hold `value`.
 bool holds(const void* p, std::size_t bytes, std::uint8_t value) {
@@ -72,6 +73,8 @@ TEST(pool_concurrency, DevicePoolBlocksKeepTheirPatternsAcrossStreams) {
 
 // Copies on four streams read staging buffers that the host filled; a buffer
 // reused under a pending copy would hand the copy another thread's bytes.
+// Each thread copies into one device block per stream, so only the staging
+// buffers are shared.
 TEST(pool_concurrency, PinnedPoolNeverHandsOutABufferUnderAPendingCopy) {
   simulated_config config;
   config.capacity = std::size_t{256} << 20;
@@ -84,20 +87,22 @@ TEST(pool_concurrency, PinnedPoolNeverHandsOutABufferUnderAPendingCopy) {
   for (int t = 0; t < threads; ++t)
     workers.emplace_back([&, t] {
       const auto value = static_cast<std::uint8_t>(t + 1);
-      const std::size_t bytes = 8 * kib;
-      void* block = dev.allocate(bytes);
+      std::vector<void*> blocks;
+      for (int i = 0; i < streams; ++i) blocks.push_back(dev.allocate(staging_bytes));
       for (int r = 0; r < rounds; ++r) {
-        const stream s = lanes[static_cast<std::size_t>((t + r) % streams)];
-        void* buffer = staging.allocate(bytes);
-        std::memset(buffer, value, bytes);
-        dev.copy_async(block, buffer, bytes, copy_kind::host_to_device, s);
-        dev.launch_host(s, [block, bytes, value, &broken] {
-          if (!holds(block, bytes, value)) ++broken;
+        const auto lane = static_cast<std::size_t>((t + r) % streams);
+        const stream s = lanes[lane];
+        void* block = blocks[lane];
+        void* buffer = staging.allocate(staging_bytes);
+        std::memset(buffer, value, staging_bytes);
+        dev.copy_async(block, buffer, staging_bytes, copy_kind::host_to_device, s);
+        dev.launch_host(s, [block, value, &broken] {
+          if (!holds(block, staging_bytes, value)) ++broken;
         });
-        staging.deallocate(buffer, bytes, s);
+        staging.deallocate(buffer, staging_bytes, s);
       }
       dev.synchronize();
-      dev.deallocate(block);
+      for (void* block : blocks) dev.deallocate(block);
     });
   for (std::thread& w : workers) w.join();
   dev.synchronize();
