@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 
 namespace strata::gpu {
@@ -253,15 +254,29 @@ caching_allocator::caching_allocator(device& dev, caching_config config)
 
 caching_allocator::~caching_allocator() = default;
 
+namespace {
+
+// Blocks start at multiples of 512 bytes from a segment, and segments at
+// the device's alignment: a stricter one cannot be promised.
+void check_alignment(std::size_t alignment) {
+  if (alignment > device_alignment || !std::has_single_bit(alignment))
+    throw device_error(errc::invalid_argument,
+                       "caching_allocator: alignment " + std::to_string(alignment) +
+                           " is not a power of two up to " + std::to_string(device_alignment));
+}
+
+}  // namespace
+
 // The hot path: one lock around the cache.
-void* caching_allocator::allocate(std::size_t bytes, stream s) {
+void* caching_allocator::allocate_on(std::size_t bytes, std::size_t alignment, stream s) {
+  if (alignment != device_alignment) check_alignment(alignment);
   if (bytes == 0) return nullptr;
   std::lock_guard lock(state_->mutex);
   return state_->allocate(bytes, s);
 }
 
 // Free in the order of `s`, caching the block with `s`.
-void caching_allocator::deallocate(void* p, std::size_t, stream s) {
+void caching_allocator::deallocate_on(void* p, std::size_t, std::size_t, stream s) {
   if (p == nullptr) return;
   std::lock_guard lock(state_->mutex);
   state_->deallocate(p, &s);
@@ -276,16 +291,16 @@ void caching_allocator::deallocate(void* p) {
 
 // A block from the default stream's cache, once the work queued there is done,
 // so any stream may use it.
-void* caching_allocator::allocate_sync(std::size_t bytes) {
-  void* p = allocate(bytes, stream{});
+void* caching_allocator::allocate_now(std::size_t bytes, std::size_t alignment) {
+  void* p = allocate_on(bytes, alignment, stream{});
   state_->dev.synchronize(stream{});
   return p;
 }
 
 // Wait for the device, so the block may be reused on any stream at once.
-void caching_allocator::deallocate_sync(void* p, std::size_t bytes) {
+void caching_allocator::deallocate_now(void* p, std::size_t bytes, std::size_t alignment) {
   state_->dev.synchronize();
-  deallocate(p, bytes, stream{});
+  deallocate_on(p, bytes, alignment, stream{});
 }
 
 // Remember one more stream whose work must finish before the block's reuse.

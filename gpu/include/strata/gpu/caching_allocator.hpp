@@ -13,6 +13,9 @@
 // until they complete. When the device runs out, the allocator gives back its
 // fully free segments and tries once more, then throws out_of_memory_error.
 //
+// It is a strata device resource (stream_ordered_resource.hpp): every CCCL
+// cuda::mr spelling, alignments up to device_alignment (256 bytes).
+//
 // Thread safety: every call takes one mutex around the allocator's state (the
 // device's own calls, including its latency, then run under it too). Streams
 // must outlive the blocks cached with them; empty_cache or destroying the
@@ -25,6 +28,8 @@
 #include <strata/gpu/caching/snapshot.hpp>
 #include <strata/gpu/caching/statistics.hpp>
 #include <strata/gpu/device.hpp>
+#include <strata/gpu/memory_access.hpp>
+#include <strata/gpu/stream_ordered_resource.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -33,26 +38,31 @@
 
 namespace strata::gpu {
 
-class caching_allocator {
+class caching_allocator : public stream_ordered_resource<caching_allocator> {
  public:
+  static constexpr memory_access access = memory_access::device;
+
   explicit caching_allocator(device& dev, caching_config config = {});
   // Waits for the device, then gives every segment back, blocks still handed out included.
   ~caching_allocator();
   caching_allocator(const caching_allocator&) = delete;
   caching_allocator& operator=(const caching_allocator&) = delete;
 
+  using stream_ordered_resource::allocate;
+  using stream_ordered_resource::deallocate;
+
   // Memory for work on `s`, usable by it at once. Null for 0 bytes.
-  void* allocate(std::size_t bytes, stream s);
+  void* allocate_on(std::size_t bytes, std::size_t alignment, stream s);
   // Free `p` in the order of `s`: later work on `s` may reuse it at once. The
   // block is cached with `s` from now on.
-  void deallocate(void* p, std::size_t bytes, stream s);
+  void deallocate_on(void* p, std::size_t bytes, std::size_t alignment, stream s);
+  // Memory any stream may use once this returns (from the default stream's
+  // cache, after the work queued there).
+  void* allocate_now(std::size_t bytes, std::size_t alignment);
+  // Waits for the device, so the block may be reused on any stream at once.
+  void deallocate_now(void* p, std::size_t bytes, std::size_t alignment);
   // Free `p` in the order of the stream it was allocated on.
   void deallocate(void* p);
-
-  // The synchronous forms: memory usable by any stream once this returns, and
-  // a free that waits for the device before the block may be reused.
-  void* allocate_sync(std::size_t bytes);
-  void deallocate_sync(void* p, std::size_t bytes);
 
   // `p` is also used by work on `s`: when it is freed, it waits for the work
   // queued on `s` until then before any reuse.
