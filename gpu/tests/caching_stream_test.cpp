@@ -126,6 +126,32 @@ TEST_F(caching_stream, RecordStreamHoldsTheBlockUntilThatWorkRuns) {
   expect_consistent();
 }
 
+TEST_F(caching_stream, FreeOnAnotherStreamWaitsForTheAllocatingStream) {
+  const std::size_t bytes = 32 * kib;
+  const stream a = streams[0];
+  const stream b = streams[1];
+  gate held;
+  std::atomic<bool> a_intact{false};
+  void* p = cache->allocate(bytes, a);
+  sim->launch_host(a, held.closed());
+  sim->launch_host(a, [&, p] {
+    fill(p, bytes, 6);
+    let_workers_run();
+    a_intact = holds(p, bytes, 6);
+  });
+  cache->deallocate(p, bytes, b);
+  void* q = cache->allocate(bytes, b);
+  EXPECT_NE(q, p);
+  sim->launch_host(b, [=] { fill(q, bytes, 8); });
+  let_workers_run();
+  held.open();
+  sim->synchronize();
+  EXPECT_TRUE(a_intact);
+  // Once stream A's work has run, the block is cached with B.
+  EXPECT_EQ(cache->allocate(bytes, b), p);
+  expect_consistent();
+}
+
 TEST_F(caching_stream, FreeOnTheAllocatingStreamByDefault) {
   void* p = cache->allocate(4 * kib, streams[3]);
   cache->deallocate(p);

@@ -177,7 +177,12 @@ void caching_allocator::state::deallocate(void* p, const stream* on) {
   change(b->kind, &caching_pool_stats::allocated_bytes, -bytes);
   change(b->kind, &caching_pool_stats::requested_bytes, -static_cast<std::int64_t>(b->requested));
   b->requested = 0;
-  if (on != nullptr) b->on = *on;
+  // Freed on another stream than its own: the work queued on its own stream
+  // may still use it, so that stream counts as a use too.
+  if (on != nullptr && *on != b->on) {
+    if (std::find(b->uses.begin(), b->uses.end(), b->on) == b->uses.end()) b->uses.push_back(b->on);
+    b->on = *on;
+  }
   record_trace(trace_action::free_requested, b->ptr, b->size, b->on);
   std::erase(b->uses, b->on);
   for (const stream use : b->uses) {

@@ -54,7 +54,9 @@ class caching_allocator : public stream_ordered_resource<caching_allocator> {
   // Memory for work on `s`, usable by it at once. Null for 0 bytes.
   void* allocate_on(std::size_t bytes, std::size_t alignment, stream s);
   // Free `p` in the order of `s`: later work on `s` may reuse it at once. The
-  // block is cached with `s` from now on.
+  // block is cached with `s` from now on; when `s` is not the stream it was
+  // allocated on, that stream counts as recorded with record_stream, so the
+  // block waits for the work queued there too.
   void deallocate_on(void* p, std::size_t bytes, std::size_t alignment, stream s);
   // Memory any stream may use once this returns (from the default stream's
   // cache, after the work queued there).
