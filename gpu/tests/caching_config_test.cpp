@@ -22,10 +22,13 @@ std::string error_of(const char* text) {
 
 TEST(caching_config_parse, ReadsEveryKey) {
   const caching_config config = parse_caching_config(
-      "max_split_size_mb:64, roundup_power2_divisions:8,garbage_collection_threshold:0.75");
+      "max_split_size_mb:64, roundup_power2_divisions:8,garbage_collection_threshold:0.75,"
+      "backend:cudaMallocAsync");
   EXPECT_EQ(config.max_split_size, std::size_t{64} << 20);
   EXPECT_EQ(config.roundup_power2_divisions, 8u);
   EXPECT_DOUBLE_EQ(config.garbage_collection_threshold, 0.75);
+  EXPECT_EQ(config.backend, allocator_backend::async);
+  EXPECT_EQ(parse_caching_config("backend:native", config).backend, allocator_backend::native);
 }
 
 TEST(caching_config_parse, EmptyKeepsTheDefaults) {
@@ -45,6 +48,7 @@ TEST(caching_config_parse, BadKeysAndValuesSayWhat) {
             std::string::npos);
   EXPECT_NE(error_of("garbage_collection_threshold:x").find("wants a number"), std::string::npos);
   EXPECT_EQ(error_of("garbage_collection_threshold:0.6").size(), 0u);
+  EXPECT_NE(error_of("backend:cuda").find("native or cudaMallocAsync"), std::string::npos);
   EXPECT_EQ(error_of("max_split_size_mb:0").rfind("STRATA_GPU_ALLOC_CONF: ", 0), 0u);
 }
 

@@ -57,11 +57,18 @@ void apply(caching_config& config, std::string_view key, std::string_view value)
     if (!(threshold > 0.0 && threshold < 1.0))
       reject("garbage_collection_threshold must be above 0 and below 1, not " + std::string(value));
     config.garbage_collection_threshold = threshold;
+  } else if (key == "backend") {
+    if (value == "native")
+      config.backend = allocator_backend::native;
+    else if (value == "cudaMallocAsync")
+      config.backend = allocator_backend::async;
+    else
+      reject("backend must be native or cudaMallocAsync, not " + std::string(value));
   } else {
     reject(std::string("unknown key \"")
                .append(key)
                .append("\" (known: max_split_size_mb, roundup_power2_divisions, "
-                       "garbage_collection_threshold)"));
+                       "garbage_collection_threshold, backend)"));
   }
 }
 
