@@ -114,6 +114,12 @@ bool purger_running() noexcept;
 // In a forked child: the purge thread stayed behind in the parent.
 void purger_forget() noexcept;
 
+// ---- fork (thread.cpp) ----
+// Hold the heap's locks across fork(), so a child never finds one taken by a
+// thread it does not have (the purge thread, say). Registers once; the malloc
+// override calls it at start-up, the library when it starts its purge thread.
+void register_fork_handlers() noexcept;
+
 // ---- remote frees (free.cpp) ----
 void remote_flush_all(thread_context* ctx);
 

@@ -30,6 +30,7 @@ void purger_start_if_needed() noexcept {
     state.store(unavailable, std::memory_order_relaxed);
     return;
   }
+  register_fork_handlers();  // a fork while it holds a heap lock must not strand the child
   // The thread blocks every signal, so signals meant for the program never land on it.
   sigset_t all, previous;
   sigfillset(&all);

@@ -361,4 +361,10 @@ void fork_child() noexcept {
   purger_forget();
 }
 
+void register_fork_handlers() noexcept {
+  // Once per process: a forked child inherits both the handlers and this flag.
+  static std::atomic<bool> registered{false};
+  if (!registered.exchange(true)) pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 }  // namespace strata::heap

@@ -22,9 +22,7 @@
 #define STRATA_OVERRIDE extern "C" __attribute__((visibility("default")))
 
 namespace strata::heap {
-void fork_prepare() noexcept;
-void fork_parent() noexcept;
-void fork_child() noexcept;
+void register_fork_handlers() noexcept;
 }  // namespace strata::heap
 
 namespace {
@@ -66,7 +64,7 @@ void print_stats_at_exit() {
 __attribute__((constructor(101))) void override_init() {
   options::initialize();
   heap::set_foreign_free_handler(free_with_libc);
-  pthread_atfork(heap::fork_prepare, heap::fork_parent, heap::fork_child);
+  heap::register_fork_handlers();
   atexit(print_stats_at_exit);
   trace_recorder::start();
 }

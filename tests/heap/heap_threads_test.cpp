@@ -1,4 +1,6 @@
 // Multi-threaded heap tests: cross-thread frees, producer/consumer, thread churn.
+#include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -189,4 +191,28 @@ TEST(HeapThreads, PurgeThreadRacesSegmentReuse) {
   strata_stats_get(&s);
   EXPECT_EQ(s.huge_in_use, 0u);
   EXPECT_GT(s.purged, 0u);
+}
+
+// A program that links the heap directly and forks while the purge thread
+// works: each child must find the heap's locks free (fork handlers hold them
+// across fork). A child that hangs is killed by its alarm and fails the test.
+TEST(HeapThreads, ForkWhileThePurgeThreadWorks) {
+  strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, 1);
+  for (int round = 0; round < 100; ++round) {
+    strata_free(strata_malloc(std::size_t{16} << 20));  // cached, then purged by the thread
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      alarm(10);
+      strata_option_set(STRATA_OPTION_PURGE_THREAD, 0);  // no thread started in the child (TSan)
+      void* p = strata_malloc(std::size_t{16} << 20);
+      strata_free(p);
+      strata_free(strata_malloc(100));
+      _exit(p != nullptr ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+  }
+  strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, 100);
 }
