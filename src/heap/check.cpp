@@ -28,6 +28,20 @@ struct free_set {
   bool has(std::size_t i) const { return (bits[i / 64] >> (i % 64) & 1) != 0; }
 };
 
+// Check a list page's free list of plain links: in the page, block starts,
+// marked free, no loop.
+void check_list_links(const page* pg) {
+  std::uint32_t n = 0;
+  for (const block* b = pg->free; b != nullptr; b = b->next) {
+    auto offset = static_cast<std::size_t>(reinterpret_cast<const std::uint8_t*>(b) - pg->area);
+    if (offset >= std::size_t{pg->capacity} * pg->block_size || offset % pg->block_size != 0)
+      heap_corruption_at("free list link overwritten", pg, b);
+    if (b->free_tag != free_tag_of(pg))
+      heap_corruption_at("free block overwritten (use after free?)", pg, b);
+    if (++n > pg->capacity) heap_corruption_at("free list loops (double free?)", pg, b);
+  }
+}
+
 void check_page(page* pg, bool debug) {
   page_collect(pg);
   if (segment_of(pg)->huge) return;  // one block, live: nothing to compare
@@ -64,7 +78,7 @@ void check_page(page* pg, bool debug) {
           },
           &c);
     } else {
-      list_free_count(pg);
+      check_list_links(pg);
       for (const block* b = pg->free; b != nullptr; b = b->next) free.add(pg, b);
     }
     if (page_used(pg) + free.count != pg->capacity)

@@ -58,10 +58,7 @@ void debug_fill_free(const page* pg, void* b) {
 }
 
 void debug_block_taken(const page* pg, void* b, std::size_t size) {
-  // Map blocks are not filled when carved, so only a list block's fill says "untouched".
-  if (!page_has_map(pg) &&
-      !all_equal(bytes_of(b) + link_bytes, pg->block_size - link_bytes, free_byte))
-    heap_corruption_at("freed block written to (use after free)", pg, b);
+  debug_check_free_block(pg, b);
   std::size_t end = pg->block_size - debug_record_bytes;
   std::memset(bytes_of(b) + size, canary_byte, end - size);
   *record_of(pg, b) = size ^ record_salt;
@@ -105,6 +102,7 @@ void debug_note_huge(void* p, std::size_t size, bool allocated) {
 }
 
 void debug_check_free_block(const page* pg, const void* b) {
+  // Map blocks are not filled when carved, so only a list block's fill says "untouched".
   if (!page_has_map(pg) &&
       !all_equal(bytes_of(b) + link_bytes, pg->block_size - link_bytes, free_byte))
     heap_corruption_at("freed block written to (use after free)", pg, b);

@@ -120,6 +120,18 @@ block* block_to_free(segment* seg, page* pg, void* p, std::uintptr_t word) {
   return b;
 }
 
+// Report `p` as a double free when its block `b` (not huge, validated by
+// block_to_free) is free already: a map page's bit or hot slot, which only the
+// owner may read, or a list block's free mark.
+void report_if_free(const page* pg, const block* b, std::uintptr_t word, const void* p) {
+  if (page_has_map(pg)) {
+    if ((word & ~page_flag_mask) != os::thread_id()) return;
+    if ((pg->free_map & map_bit(pg, b)) != 0 || pg->free == b) report_double_free(pg, p);
+  } else if (b->free_tag == page_free_tag(pg, b)) {
+    report_double_free(pg, p);
+  }
+}
+
 // Free huge block `p` of this thread: its segment goes to the cache.
 void free_huge_owned(heap* h, page* pg) {
   pg->counts = 0;
@@ -141,14 +153,12 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
     heap* h = pg->owner_heap.load(std::memory_order_relaxed);
     if (page_live(pg) == 0) report_double_free(pg, p);
     if (seg->huge) return free_huge_owned(h, pg);
+    report_if_free(pg, b, word, p);
     if ((word & page_is_checked) != 0) {
       checked_free_owned(pg, b);
     } else if (page_has_map(pg)) {
-      std::uint64_t bit = map_bit(pg, b);
-      if ((pg->free_map & bit) != 0 || pg->free == b) report_double_free(pg, p);
-      page_give(pg, b, bit);
+      page_give(pg, b, map_bit(pg, b));
     } else {
-      if (b->free_tag == free_tag_of(pg)) report_double_free(pg, p);
       b->next = pg->free;
       b->free_tag = free_tag_of(pg);
       pg->free = b;
@@ -178,15 +188,7 @@ void check_live_block(void* p) noexcept {
   page* pg = seg->huge ? &seg->pages[0] : seg->page_of(p);
   std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
   block* b = block_to_free(seg, pg, p, word);
-  if (seg->huge) return;
-  bool checked = (word & page_is_checked) != 0;
-  if (page_has_map(pg)) {
-    std::uint64_t bit = map_bit(pg, b);
-    if ((word & ~page_flag_mask) == os::thread_id() && ((pg->free_map & bit) != 0 || pg->free == b))
-      report_double_free(pg, p);
-  } else if (b->free_tag == (checked ? checked_free_tag(pg, b) : free_tag_of(pg))) {
-    report_double_free(pg, p);
-  }
+  if (!seg->huge) report_if_free(pg, b, word, p);
 }
 
 void report_double_free(const page* pg, const void* p) noexcept {

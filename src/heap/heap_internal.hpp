@@ -49,15 +49,12 @@ void* checked_malloc(heap* h, std::size_t size) noexcept;
 bool checked_has_block(page* pg);
 // A block of a checked page (checked against overwrites), or null when it has none.
 void* checked_take(page* pg);
-// The owner frees `b`, a validated block of checked page `pg`.
+// The owner frees `b`, a validated block of checked page `pg` that is not free already.
 void checked_free_owned(page* pg, block* b);
 // Blocks other threads freed into checked list page `pg`, linked raw, onto its delayed list.
 void checked_collect(page* pg, block* list);
 // Call `each` for every block on a checked list page's free lists (links checked).
 void checked_for_each_free(const page* pg, void (*each)(const block* b, void* arg), void* arg);
-// Check a list page's free list of unchecked links: in the page, block starts, marked free,
-// no loop; returns how many blocks it holds.
-std::uint32_t list_free_count(const page* pg);
 // The tag a free block `b` of checked page `pg` carries.
 std::uintptr_t checked_free_tag(const page* pg, const block* b);
 // The tag a block freed by another thread carries, for any kind of page.
