@@ -57,6 +57,24 @@ cudaMemcpyKind native(copy_kind kind) {
   return cudaMemcpyDefault;
 }
 
+cudaMemoryAdvise native(memory_advice advice) {
+  switch (advice) {
+    case memory_advice::set_read_mostly:
+      return cudaMemAdviseSetReadMostly;
+    case memory_advice::unset_read_mostly:
+      return cudaMemAdviseUnsetReadMostly;
+    case memory_advice::set_preferred_location:
+      return cudaMemAdviseSetPreferredLocation;
+    case memory_advice::unset_preferred_location:
+      return cudaMemAdviseUnsetPreferredLocation;
+    case memory_advice::set_accessed_by:
+      return cudaMemAdviseSetAccessedBy;
+    case memory_advice::unset_accessed_by:
+      return cudaMemAdviseUnsetAccessedBy;
+  }
+  return cudaMemAdviseSetReadMostly;
+}
+
 // cudaLaunchHostFunc takes a C function: it runs the work and frees it.
 void CUDART_CB run_host_work(void* argument) {
   std::unique_ptr<host_work> work(static_cast<host_work*>(argument));
@@ -133,6 +151,18 @@ class cuda_device final : public device {
     check(cudaFree(p), "cudaFree");
   }
 
+  void prefetch_async(const void* p, std::size_t bytes, memory_location to, stream s) override {
+    check(cudaMemPrefetchAsync(p, bytes, location(to), 0, native(s)), "cudaMemPrefetchAsync");
+  }
+
+  void advise(const void* p, std::size_t bytes, memory_advice advice,
+              memory_location where) override {
+    check(cudaMemAdvise(p, bytes, native(advice), location(where)), "cudaMemAdvise");
+  }
+
+  // The GPU's page faults migrate managed pages: nothing to announce.
+  void host_access(const void*, std::size_t) override {}
+
   stream create_stream() override {
     bind();
     cudaStream_t s = nullptr;
@@ -191,6 +221,10 @@ class cuda_device final : public device {
     check(cudaMemcpyAsync(dst, src, bytes, native(kind), native(s)), "cudaMemcpyAsync");
   }
 
+  void memset_async(void* p, int value, std::size_t bytes, stream s) override {
+    check(cudaMemsetAsync(p, value, bytes, native(s)), "cudaMemsetAsync");
+  }
+
   void launch_host(stream s, host_work work) override {
     if (!work) throw device_error(errc::invalid_argument, "launch_host without work");
     auto owned = std::make_unique<host_work>(std::move(work));
@@ -206,6 +240,14 @@ class cuda_device final : public device {
   }
 
  private:
+  // The host, or this device.
+  cudaMemLocation location(memory_location where) const {
+    cudaMemLocation l{};
+    l.type = where == memory_location::host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+    l.id = where == memory_location::host ? 0 : ordinal_;
+    return l;
+  }
+
   // The runtime's current device is per thread: set it for each calling thread.
   void bind() const {
     thread_local int bound = -1;

@@ -1,6 +1,7 @@
 #include <strata/gpu/simulated.hpp>
 
 #include "address_space.hpp"
+#include "managed_memory.hpp"
 #include "stream_queue.hpp"
 
 #include <cstdint>
@@ -21,6 +22,7 @@ namespace strata::gpu {
 namespace {
 
 using simulated::address_space;
+using simulated::managed_memory;
 using simulated::stream_queue;
 
 // For each stream id, the position of that stream a stream or event is known
@@ -87,7 +89,7 @@ struct simulated_device::state {
   std::size_t pool_cached = 0;
   std::size_t release_threshold = 0;
   std::unordered_map<void*, std::size_t> pinned;
-  std::unordered_map<void*, std::size_t> managed;
+  std::optional<managed_memory> managed;
   std::unique_ptr<stream_state> default_stream;
   std::unordered_map<void*, std::unique_ptr<stream_state>> streams;
   std::unordered_map<void*, std::unique_ptr<event_state>> events;
@@ -185,6 +187,7 @@ simulated_device::simulated_device(simulated_config config) : state_(std::make_u
   if (config.granularity == 0 || (config.granularity & (config.granularity - 1)) != 0)
     throw_invalid("granularity must be a power of two");
   state_->config = config;
+  state_->managed.emplace(config.managed);
   if (config.backing == memory_backing::address_only) state_->space.emplace(config.capacity);
   state_->default_stream = state_->make_stream();
 }
@@ -197,7 +200,6 @@ simulated_device::~simulated_device() {
   for (auto& [p, bytes] : state_->pool_live) state_->give(p, bytes);
   for (auto& [bytes, block] : state_->pool_free) state_->give(block.p, bytes);
   for (auto& [p, bytes] : state_->pinned) std::free(p);
-  for (auto& [p, bytes] : state_->managed) std::free(p);
 }
 
 // cudaMalloc: the latency of a real device allocation, then the capacity check;
@@ -308,17 +310,19 @@ void simulated_device::deallocate_pinned(void* p) {
   std::free(p);
 }
 
-// cudaMallocManaged: host memory for now (residency comes with unified memory).
+// cudaMallocManaged: host memory whose pages start on neither side; the
+// driver's latency is the device allocation's.
 void* simulated_device::allocate_managed(std::size_t bytes) {
   if (bytes == 0) return nullptr;
-  std::lock_guard lock(state_->mutex);
-  state_->count_allocation("allocate_managed", bytes);
-  const std::size_t rounded = round_up(bytes, host_page);
-  void* p = rounded == 0 ? nullptr : std::aligned_alloc(host_page, rounded);
+  spend(state_->config.allocate_latency);
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->count_allocation("allocate_managed", bytes);
+  }
+  void* p = state_->managed->allocate(bytes);
   if (p == nullptr)
     throw device_error(errc::out_of_memory,
                        "allocate_managed of " + std::to_string(bytes) + " bytes: out of memory");
-  state_->managed.emplace(p, rounded);
   return p;
 }
 
@@ -326,10 +330,36 @@ void* simulated_device::allocate_managed(std::size_t bytes) {
 void simulated_device::deallocate_managed(void* p) {
   if (p == nullptr) return;
   synchronize();
-  std::lock_guard lock(state_->mutex);
-  if (state_->managed.erase(p) == 0)
+  spend(state_->config.free_latency);
+  if (!state_->managed->release(p))
     throw_invalid("deallocate_managed of memory not from allocate_managed");
-  std::free(p);
+}
+
+// cudaMemPrefetchAsync: the pages move when the stream reaches the prefetch,
+// and the stream spends the migration time.
+void simulated_device::prefetch_async(const void* p, std::size_t bytes, memory_location to,
+                                      stream s) {
+  if (bytes == 0) return;
+  if (!state_->managed->contains(p, bytes))
+    throw_invalid("prefetch_async of memory not from allocate_managed");
+  std::shared_ptr<stream_queue> queue;
+  {
+    std::lock_guard lock(state_->mutex);
+    queue = state_->find(s).queue;
+  }
+  queue->push([this, p, bytes, to] { spend(state_->managed->prefetch(p, bytes, to)); });
+}
+
+// cudaMemAdvise: takes effect at once, outside stream order, as CUDA's does.
+void simulated_device::advise(const void* p, std::size_t bytes, memory_advice advice,
+                              memory_location where) {
+  if (bytes == 0) return;
+  state_->managed->advise(p, bytes, advice, where);
+}
+
+// The host's touch: faults are spent on the calling thread, as the host would stall.
+void simulated_device::host_access(const void* p, std::size_t bytes) {
+  spend(state_->managed->touch(p, bytes, memory_location::host, true));
 }
 
 // cudaStreamCreate: a new queue with its own worker thread.
@@ -445,8 +475,9 @@ void simulated_device::wait(stream s, event e) {
   });
 }
 
-// cudaMemcpyAsync: a memcpy in stream order; address-only memory has nothing to copy.
-void simulated_device::copy_async(void* dst, const void* src, std::size_t bytes, copy_kind,
+// cudaMemcpyAsync: a memcpy in stream order; address-only memory has nothing to
+// copy. Managed memory on the side the kind names the device's is a device touch.
+void simulated_device::copy_async(void* dst, const void* src, std::size_t bytes, copy_kind kind,
                                   stream s) {
   if (bytes == 0) return;
   if (dst == nullptr || src == nullptr) throw_invalid("copy_async with a null pointer");
@@ -458,8 +489,31 @@ void simulated_device::copy_async(void* dst, const void* src, std::size_t bytes,
     moves_bytes =
         !state_->space || (!state_->space->contains(dst) && !state_->space->contains(src));
   }
-  queue->push([=] {
+  const memory_location reader =
+      kind == copy_kind::host_to_device ? memory_location::host : memory_location::device;
+  const memory_location writer =
+      kind == copy_kind::device_to_host ? memory_location::host : memory_location::device;
+  queue->push([=, this] {
+    spend(state_->managed->touch(src, bytes, reader, false) +
+          state_->managed->touch(dst, bytes, writer, true));
     if (moves_bytes) std::memcpy(dst, src, bytes);
+  });
+}
+
+// cudaMemsetAsync: a device write in stream order.
+void simulated_device::memset_async(void* p, int value, std::size_t bytes, stream s) {
+  if (bytes == 0) return;
+  if (p == nullptr) throw_invalid("memset_async of a null pointer");
+  std::shared_ptr<stream_queue> queue;
+  bool writes_bytes;
+  {
+    std::lock_guard lock(state_->mutex);
+    queue = state_->find(s).queue;
+    writes_bytes = !state_->space || !state_->space->contains(p);
+  }
+  queue->push([=, this] {
+    spend(state_->managed->touch(p, bytes, memory_location::device, true));
+    if (writes_bytes) std::memset(p, value, bytes);
   });
 }
 
@@ -490,6 +544,14 @@ void simulated_device::fail_nth_allocation(std::size_t n) {
 void simulated_device::set_out_of_memory(bool on) {
   std::lock_guard lock(state_->mutex);
   state_->out_of_memory = on;
+}
+
+residency simulated_device::managed_residency(const void* p) {
+  return state_->managed->at(p);
+}
+
+managed_statistics simulated_device::managed_stats() {
+  return state_->managed->statistics();
 }
 
 // For tests of the release threshold and trim.

@@ -38,6 +38,23 @@ struct memory_info {
 
 enum class copy_kind { host_to_device, device_to_host, device_to_device };
 
+// Which side of the machine managed memory lives on or is meant for.
+enum class memory_location { host, device };
+
+// cudaMemAdvise's hints for managed memory. Read-mostly lets both sides keep a
+// copy of a page (a write drops the other side's copy); a preferred location
+// keeps pages there, and the other side then reaches them remotely once it is
+// declared with accessed_by; accessed_by maps the pages for that side so its
+// touches are remote accesses rather than faults.
+enum class memory_advice {
+  set_read_mostly,
+  unset_read_mostly,
+  set_preferred_location,
+  unset_preferred_location,
+  set_accessed_by,
+  unset_accessed_by,
+};
+
 // Host work run in stream order: the simulated backend's stand-in for a kernel.
 // It must not call back into the device (CUDA forbids it in host functions).
 using host_work = std::function<void()>;
@@ -72,6 +89,16 @@ class device {
   // Memory both the host and the device may touch (unified memory).
   virtual void* allocate_managed(std::size_t bytes) = 0;
   virtual void deallocate_managed(void* p) = 0;
+  // cudaMemPrefetchAsync: migrate managed pages to `to` in the order of `s`.
+  virtual void prefetch_async(const void* p, std::size_t bytes, memory_location to,
+                              stream s) = 0;
+  // cudaMemAdvise: a hint about how managed pages will be used.
+  virtual void advise(const void* p, std::size_t bytes, memory_advice advice,
+                      memory_location where) = 0;
+  // The host is about to touch managed memory. On a GPU the hardware faults
+  // move the pages and this does nothing; the simulated device cannot see
+  // loads and stores, so this is where it migrates pages and charges faults.
+  virtual void host_access(const void* p, std::size_t bytes) = 0;
 
   // ---- streams ---------------------------------------------------------------
   virtual stream create_stream() = 0;
@@ -95,6 +122,8 @@ class device {
   // ---- work and copies ---------------------------------------------------------
   virtual void copy_async(void* dst, const void* src, std::size_t bytes, copy_kind kind,
                           stream s) = 0;
+  // cudaMemsetAsync: the device writes `value` into every byte, in stream order.
+  virtual void memset_async(void* p, int value, std::size_t bytes, stream s) = 0;
   virtual void launch_host(stream s, host_work work) = 0;
 
   virtual memory_info memory() = 0;
