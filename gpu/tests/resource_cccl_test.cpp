@@ -5,6 +5,7 @@
 #include <strata/gpu/async_resource.hpp>
 #include <strata/gpu/device_pool.hpp>
 #include <strata/gpu/device_resource.hpp>
+#include <strata/gpu/managed_pool.hpp>
 #include <strata/gpu/simulated.hpp>
 
 #include <gtest/gtest.h>
@@ -24,6 +25,8 @@ static_assert(cuda::mr::async_resource_with<async_resource, device_accessible>);
 static_assert(cuda::mr::async_resource_with<device_pool, device_accessible>);
 static_assert(!cuda::has_property<device_pool, host_accessible>);
 static_assert(!cuda::has_property<async_resource, host_accessible>);
+// Managed memory is both: either side may touch it.
+static_assert(cuda::mr::async_resource_with<managed_pool, device_accessible, host_accessible>);
 
 TEST(cccl, ResourceRefTakesAStrataResource) {
   simulated_device dev;

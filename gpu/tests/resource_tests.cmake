@@ -16,3 +16,9 @@ if(TARGET strata_gpu_cuda AND strata_cccl_include)
   target_include_directories(gpu_resource_cccl_test SYSTEM PRIVATE ${strata_cccl_include})
   target_link_libraries(gpu_resource_cccl_test PRIVATE strata::strata_static)
 endif()
+
+# Managed memory: the device layer's prefetch, advice and residency, and the
+# managed-memory pool (bfc over managed memory, so it links strata too).
+strata_gpu_test(gpu_managed_memory_test managed_memory_test.cpp)
+strata_gpu_test(gpu_managed_pool_test managed_pool_test.cpp LABEL concurrency)
+target_link_libraries(gpu_managed_pool_test PRIVATE strata::strata_static)

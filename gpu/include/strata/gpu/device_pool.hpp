@@ -1,5 +1,7 @@
 // strata GPU resources: the device pool, strata::bfc over device memory with
-// stream order on top.
+// stream order on top. basic_device_pool is the algorithm over any upstream
+// that takes regions from the device (device_upstream: cudaMalloc;
+// managed_upstream: cudaMallocManaged, see managed_pool.hpp).
 //
 //   strata::gpu::device_pool pool(dev, {.reserve_bytes = 8ull << 30});
 //   void* p = pool.allocate(bytes, stream_a);   // best fit, no device call
@@ -40,6 +42,7 @@
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace strata::gpu {
@@ -70,22 +73,27 @@ struct device_pool_statistics {
   std::size_t host_waits = 0;           // times the pool waited for pending work
 };
 
-class device_pool : public stream_ordered_resource<device_pool> {
+template <class Upstream>
+class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstream>> {
  public:
-  static constexpr memory_access access = memory_access::device;
+  static constexpr memory_access access = Upstream::access;
 
-  // Reserve config.reserve_bytes up front as one free region.
-  explicit device_pool(device& dev, device_pool_config config = {})
-      : device_(&dev), blocks_(with_reserve(config), device_upstream(dev)) {
+  // Regions from the device's memory of the upstream's kind.
+  explicit basic_device_pool(device& dev, device_pool_config config = {})
+      : basic_device_pool(Upstream(dev), config) {}
+
+  // Regions from `upstream`; config.reserve_bytes is taken up front as one free region.
+  explicit basic_device_pool(Upstream upstream, device_pool_config config)
+      : device_(&upstream.owner()), blocks_(with_reserve(config), std::move(upstream)) {
     if (config.reserve_bytes == 0) return;
     blocks_.deallocate(blocks_.allocate(1), 1);
     reserved_up_front_ = 1;
   }
-  device_pool(const device_pool&) = delete;
-  device_pool& operator=(const device_pool&) = delete;
+  basic_device_pool(const basic_device_pool&) = delete;
+  basic_device_pool& operator=(const basic_device_pool&) = delete;
 
   // Pending work completes before the regions go back (bfc's destructor).
-  ~device_pool() {
+  ~basic_device_pool() {
     for (auto& [handle, queue] : pending_)
       for (const pending_block& b : queue) {
         device_->synchronize(b.freed);
@@ -116,11 +124,20 @@ class device_pool : public stream_ordered_resource<device_pool> {
     return live_.contains(const_cast<void*>(p));
   }
 
+  // The bytes requested for the live block at `p`; 0 when `p` is not one.
+  std::size_t block_bytes(const void* p) const {
+    std::lock_guard lock(mutex_);
+    auto at = live_.find(const_cast<void*>(p));
+    return at == live_.end() ? 0 : at->second;
+  }
+
   device& owner() const noexcept { return *device_; }
-  friend bool operator==(const device_pool& a, const device_pool& b) noexcept { return &a == &b; }
+  friend bool operator==(const basic_device_pool& a, const basic_device_pool& b) noexcept {
+    return &a == &b;
+  }
 
  private:
-  friend class stream_ordered_resource<device_pool>;
+  friend class stream_ordered_resource<basic_device_pool>;
 
   struct pending_block {
     void* p;
@@ -219,12 +236,13 @@ class device_pool : public stream_ordered_resource<device_pool> {
   std::size_t take_live(void* p, std::size_t bytes) {
     auto at = live_.find(p);
     if (at == live_.end())
-      throw device_error(errc::invalid_argument,
-                         "device_pool::deallocate: pointer is not a block of this pool");
+      throw device_error(errc::invalid_argument, std::string(Upstream::pool_name) +
+                                                     "::deallocate: pointer is not a block of this pool");
     if (bytes > at->second)
       throw device_error(
           errc::invalid_argument,
-          "device_pool::deallocate: " + std::to_string(bytes) + " bytes is larger than the block");
+          std::string(Upstream::pool_name) + "::deallocate: " + std::to_string(bytes) +
+              " bytes is larger than the block");
     std::size_t capacity = at->second;
     live_.erase(at);
     return capacity;
@@ -310,13 +328,15 @@ class device_pool : public stream_ordered_resource<device_pool> {
 
   device* device_;
   mutable std::mutex mutex_;
-  bfc<device_upstream> blocks_;
+  bfc<Upstream> blocks_;
   std::unordered_map<void*, std::size_t> live_;       // block -> capacity
   std::unordered_map<void*, pending_queue> pending_;  // stream handle -> its frees, in order
   std::vector<event> spare_events_;
   device_pool_statistics counts_;
   std::size_t reserved_up_front_ = 0;  // 1 when the constructor took a region
 };
+
+using device_pool = basic_device_pool<device_upstream>;
 
 }  // namespace strata::gpu
 

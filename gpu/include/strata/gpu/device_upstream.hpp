@@ -7,6 +7,7 @@
 #include <strata/gpu/device.hpp>
 #include <strata/gpu/device_resource.hpp>
 #include <strata/gpu/error.hpp>
+#include <strata/gpu/memory_access.hpp>
 
 #include <cstddef>
 #include <new>
@@ -15,6 +16,9 @@ namespace strata::gpu {
 
 class device_upstream {
  public:
+  static constexpr memory_access access = memory_access::device;
+  static constexpr const char* pool_name = "device_pool";
+
   explicit device_upstream(device& dev) noexcept : device_(&dev) {}
 
   // A region from the device; the device running out becomes std::bad_alloc,
