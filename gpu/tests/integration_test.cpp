@@ -30,6 +30,8 @@ static_assert(std::is_same_v<decltype(strata_gpu_torch_malloc), torch_malloc_typ
 static_assert(std::is_same_v<decltype(strata_gpu_malloc), torch_malloc_type>);
 static_assert(std::is_same_v<decltype(strata_gpu_free), torch_free_type>);
 static_assert(sizeof(ssize_t) == sizeof(size_t));
+// The layout strata_gpu.py declares with ctypes: eight int64_t, then seven uint64_t.
+static_assert(sizeof(strata_gpu_stats) == 15 * 8);
 
 // The library, loaded once as ctypes.CDLL loads it, and its entry points.
 class library {
