@@ -12,7 +12,8 @@ void report_foreign(void* p) noexcept {
 }
 foreign_free_handler foreign_handler = report_foreign;
 
-// Post the list head..tail to the page's thread_free; wake its heap if full.
+// Post the list head..tail to the page's thread_free; wake its heap if full,
+// or when its thread exited, have the abandoned segments looked at.
 void post_blocks(page* pg, block* head, block* tail) {
   heap* owner =
       pg->owner_heap.load(std::memory_order_relaxed);  // read while our block keeps it alive
@@ -22,7 +23,10 @@ void post_blocks(page* pg, block* head, block* tail) {
   } while (!pg->thread_free.compare_exchange_weak(
       word, reinterpret_cast<std::uintptr_t>(head) | (word & thread_free_full),
       std::memory_order_release, std::memory_order_relaxed));
-  if ((word & thread_free_full) != 0 && owner != nullptr)
+  // From here on the page may be gone: only what was read before is used.
+  if (owner == nullptr)
+    abandoned_note_free();
+  else if ((word & thread_free_full) != 0)
     owner->full_pages_have_remote.store(true, std::memory_order_relaxed);
 }
 
@@ -42,8 +46,13 @@ void count_remote_free(heap* me, const page* pg) {
   me->counters.cross_thread_frees.add(1);
 }
 
-// Free a block of a page owned by another thread (or by none).
-void remote_free(page* pg, block* b) {
+// Blocks of this size and up that a thread frees into a page it does not own
+// give their memory back at once: the owner may not enter the allocator for long.
+constexpr std::size_t remote_purge_min = std::size_t{1} << 20;
+
+// Free a block of a page owned by another thread, or by none (`word`, the
+// page's owner word, is 0 but for flags when its thread exited).
+void remote_free(page* pg, block* b, std::uintptr_t word) {
   bool huge = pg->size_class == class_count;
   if (huge) {
     if (thread_free_blocks(pg->thread_free.load(std::memory_order_relaxed)) != nullptr)
@@ -54,11 +63,20 @@ void remote_free(page* pg, block* b) {
     if (b->free_tag == tag) report_double_free(pg, b);
     b->free_tag = tag;
   }
+  // Before the block is posted: from then on its owner may hand it out again.
+  // (Checked pages keep their free blocks' fill.)
+  if (pg->block_size >= remote_purge_min && (huge || page_has_map(pg)) &&
+      (word & page_is_checked) == 0)
+    segment_purge_freed_block(pg, b);
+  bool abandoned = (word & ~page_flag_mask) == 0;
   heap* me = default_heap();
-  if (me == nullptr || huge) {  // no heap to batch in, or a huge block worth giving back now
+  // No heap to batch in, a huge block worth giving back now, or a page of an
+  // exited thread, which nobody collects until the purge delay has passed.
+  if (me == nullptr || huge || abandoned) {
     if (me != nullptr) count_remote_free(me, pg);
     b->next = nullptr;
     post_blocks(pg, b, b);
+    if (abandoned) purger_start_if_needed();
     return;
   }
   count_remote_free(me, pg);
@@ -179,7 +197,7 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
     purger_start_if_needed();
     return;
   }
-  remote_free(pg, b);
+  remote_free(pg, b, word);
 }
 
 void check_live_block(void* p) noexcept {

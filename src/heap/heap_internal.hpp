@@ -108,6 +108,8 @@ void retained_clear(thread_context* ctx);
 void purger_start_if_needed() noexcept;
 // Whether the purge thread runs (and so keeps the segment cache's deadlines).
 bool purger_running() noexcept;
+// A deadline moved earlier: the purge thread looks at the deadlines again.
+void purger_wake() noexcept;
 // In a forked child: the purge thread stayed behind in the parent.
 void purger_forget() noexcept;
 
@@ -127,6 +129,15 @@ segment* thread_acquire_segment(thread_context* ctx);
 segment* thread_acquire_dirty_segment(thread_context* ctx);
 // Take over one segment of an exited thread; false when there is none.
 bool thread_adopt_abandoned(thread_context* ctx);
+// Another thread posted freed blocks to a page of an exited thread: its
+// segments are looked at once the purge delay passes.
+void abandoned_note_free() noexcept;
+// When the segments of exited threads are next due to be looked at (ms clock); 0 when never.
+std::int64_t abandoned_deadline() noexcept;
+// Take back the blocks freed into segments of exited threads, give their empty
+// pages back and purge them once their delay passes (all at once with `force`);
+// empty segments go to the shared cache.
+void abandoned_collect(bool force) noexcept;
 void thread_purge_due(thread_context* ctx, bool force);
 // Purge a segment's free slices; an empty segment then goes to the shared cache
 // unless it is the thread's last one.

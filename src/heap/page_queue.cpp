@@ -244,7 +244,10 @@ void thread_deferred_work(heap* h) {
   if (ctx->batched_frees != 0) remote_flush_all(ctx);
   heap_requeue_remote_full(h);
   if (ctx->next_purge != 0 && clock_ms() >= ctx->next_purge) thread_purge_due(ctx, false);
-  if (!purger_running()) segment_cache_collect(false);  // else the purge thread keeps the cache
+  if (!purger_running()) {  // else the purge thread keeps these deadlines
+    segment_cache_collect(false);
+    abandoned_collect(false);
+  }
 }
 
 }  // namespace strata::heap

@@ -1,6 +1,7 @@
-// The purge thread: memory waiting in the segment caches goes back to the OS
-// once its purge delay has passed, even when every thread has stopped calling
-// the allocator (a program that frees its peak and then idles).
+// The purge thread: memory waiting in the segment caches, and memory freed into
+// segments of exited threads, goes back to the OS once its purge delay has
+// passed, even when every thread has stopped calling the allocator (a program
+// that frees its peak and then idles).
 #include <pthread.h>
 #include <signal.h>
 #include <atomic>
@@ -14,15 +15,40 @@ namespace {
 
 enum purger_state : int { not_started, started, unavailable };
 std::atomic<int> state{not_started};
+std::atomic<std::uint32_t> wakeups{0};  // bumped when a deadline moves earlier; the thread
+                                        // sleeps on it
 
+// The earlier of two ms-clock deadlines, where 0 means none.
+std::int64_t earlier(std::int64_t a, std::int64_t b) {
+  if (a == 0) return b;
+  return b == 0 || a < b ? a : b;
+}
+
+// Sleep until the next deadline of the segment cache or the abandoned segments,
+// do the work that is due, repeat.
 void* purge_main(void*) {
-  segment_cache_purge_forever();
+  for (;;) {
+    // Read the wake-up count before the deadlines: a deadline set after this
+    // read also changes the count, so the wait below returns at once.
+    std::uint32_t seen = wakeups.load();
+    std::int64_t next = earlier(segment_cache_deadline(), abandoned_deadline());
+    std::int64_t now = clock_ms();
+    if (next == 0) {
+      os::wait_on(wakeups, seen, -1);
+    } else if (now < next) {
+      os::wait_on(wakeups, seen, next - now);
+    } else {
+      segment_cache_collect(false);
+      abandoned_collect(false);
+    }
+  }
 }
 
 }  // namespace
 
 void purger_start_if_needed() noexcept {
-  if (state.load(std::memory_order_relaxed) != not_started || !segment_cache_pending()) return;
+  if (state.load(std::memory_order_relaxed) != not_started) return;
+  if (segment_cache_deadline() == 0 && abandoned_deadline() == 0) return;
   int expected = not_started;
   if (!state.compare_exchange_strong(expected, started, std::memory_order_relaxed)) return;
   if (options::get(STRATA_OPTION_PURGE_THREAD) == 0 ||
@@ -48,6 +74,11 @@ void purger_start_if_needed() noexcept {
     return;
   }
   pthread_setname_np(thread, "strata-purge");
+}
+
+void purger_wake() noexcept {
+  wakeups.fetch_add(1);
+  os::wake_all(wakeups);
 }
 
 bool purger_running() noexcept {

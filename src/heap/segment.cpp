@@ -84,8 +84,6 @@ struct segment_cache {
   std::size_t huge_count = 0;
   std::size_t huge_bytes = 0;
   std::atomic<std::int64_t> next_purge{0};
-  std::atomic<std::uint32_t> wakeups{0};  // bumped when next_purge moves earlier; the purge
-                                          // thread sleeps on it
 };
 segment_cache cache;
 
@@ -107,8 +105,7 @@ void note_cache_deadline(std::int64_t deadline) {
   std::int64_t next = cache.next_purge.load(std::memory_order_relaxed);
   if (next == 0 || deadline < next) {
     cache.next_purge.store(deadline, std::memory_order_relaxed);
-    cache.wakeups.fetch_add(1);
-    os::wake_all(cache.wakeups);
+    purger_wake();
   }
 }
 
@@ -492,6 +489,15 @@ void segment_purge(segment* seg) {
   seg->purge_deadline = 0;
 }
 
+void segment_purge_freed_block(const page* pg, void* b) {
+  // Whole huge pages only where segments may be backed by them: see huge_page_slices.
+  std::size_t granule = huge_page_slices() > 1 ? os::huge_page_size() : os::page_size();
+  auto start = reinterpret_cast<std::uintptr_t>(b) + os::page_size();
+  start = (start + granule - 1) & ~(granule - 1);
+  std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(b) + pg->block_size) & ~(granule - 1);
+  if (start < end) os::purge(reinterpret_cast<void*>(start), end - start, purge_mode());
+}
+
 void segment_cache_lock() {
   cache.lock.lock();
 }
@@ -530,26 +536,8 @@ void segment_cache_collect(bool force) {
   purge_cached(force);
 }
 
-bool segment_cache_pending() {
-  return cache.next_purge.load(std::memory_order_relaxed) != 0;
-}
-
-void segment_cache_purge_forever() {
-  for (;;) {
-    // Read the wake-up count before the deadline: a deadline set after this
-    // read also changes the count, so the wait below returns at once.
-    std::uint32_t seen = cache.wakeups.load();
-    std::int64_t next = cache.next_purge.load();
-    std::int64_t now = clock_ms();
-    if (next == 0) {
-      os::wait_on(cache.wakeups, seen, -1);
-    } else if (now < next) {
-      os::wait_on(cache.wakeups, seen, next - now);
-    } else {
-      std::lock_guard<std::mutex> guard(cache.lock);
-      purge_cached(false);
-    }
-  }
+std::int64_t segment_cache_deadline() {
+  return cache.next_purge.load(std::memory_order_relaxed);
 }
 
 }  // namespace strata::heap

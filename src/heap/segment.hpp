@@ -120,13 +120,14 @@ void segment_free_slices(segment* seg, std::size_t first, std::size_t count);
 // are purged; the rest stays dirty until its huge page is free or the segment empties.
 void segment_purge(segment* seg);
 bool segment_is_empty(const segment* seg);
+// Purge the memory of block `b` of `pg`, freed by a thread that does not own
+// the page, but its first OS page, which holds the link its owner follows.
+void segment_purge_freed_block(const page* pg, void* b);
 
 // Purge cached segments whose delay expired (all with `force`).
 void segment_cache_collect(bool force);
-// Whether cached memory waits for its purge delay.
-bool segment_cache_pending();
-// The purge thread's loop: sleep until the cache's next deadline, purge, repeat.
-[[noreturn]] void segment_cache_purge_forever();
+// When the earliest cached segment's purge delay passes (ms clock); 0 when none waits.
+std::int64_t segment_cache_deadline();
 
 // Held across fork() so the child never sees the cache half-updated.
 void segment_cache_lock();

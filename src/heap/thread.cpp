@@ -7,6 +7,7 @@
 #include "heap/metadata.hpp"
 #include "heap/registry.hpp"
 #include "heap/slice_bitmap.hpp"
+#include "options/options.hpp"
 
 namespace strata::heap {
 
@@ -18,6 +19,11 @@ pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 // Segments of exited threads that still hold live blocks.
 std::mutex abandoned_lock;
 segment* abandoned = nullptr;
+// Held while one thread collects the abandoned segments it took off the list
+// (and across fork, so a child never finds segments missing from it).
+std::mutex abandoned_collect_lock;
+// When the abandoned segments are next due to be looked at (ms clock); 0 when never.
+std::atomic<std::int64_t> abandoned_due{0};
 
 void thread_done(void* arg);
 
@@ -115,6 +121,7 @@ void thread_done(void* arg) {
     h = next;
   }
   abandon_pages(&ctx->main_heap);
+  bool any_abandoned = false;
   for (segment* seg = ctx->segments; seg != nullptr;) {
     segment* next = seg->next;
     if (segment_is_empty(seg)) {
@@ -125,9 +132,12 @@ void thread_done(void* arg) {
       std::lock_guard<std::mutex> guard(abandoned_lock);
       seg->next = abandoned;
       abandoned = seg;
+      any_abandoned = true;
     }
     seg = next;
   }
+  // A free that read this thread's heap as the owner may still post to its pages.
+  if (any_abandoned) abandoned_note_free();
   registry_remove(&ctx->main_heap);
   tls_heap = &empty_heap;
   metadata_delete(ctx);
@@ -158,6 +168,91 @@ bool thread_adopt_abandoned(thread_context* ctx) {
     if (seg == nullptr) return false;
     if (adopt_segment(ctx, seg)) return true;  // otherwise it held nothing: try the next
   }
+}
+
+namespace {
+
+// Move the abandoned segments' next look to `due` unless one is set earlier.
+void abandoned_arm(std::int64_t due) {
+  std::int64_t current = abandoned_due.load(std::memory_order_relaxed);
+  do {
+    if (current != 0 && current <= due) return;
+  } while (!abandoned_due.compare_exchange_weak(current, due, std::memory_order_relaxed));
+  purger_wake();
+}
+
+// Collect the blocks freed into an abandoned segment and give its emptied pages
+// back; purge its free slices once their delay has passed (now, with `force`).
+// Returns the segment's next purge deadline, 0 when none is pending.
+std::int64_t collect_abandoned_segment(segment* seg, std::int64_t now, bool force) {
+  bool freed = false;
+  for_each_page(seg, [&](page* pg) {
+    page_collect(pg);
+    if (page_live(pg) != 0) return;
+    // Nobody owns the page and no block of it is out: no thread can reach it.
+    pg->owner.store(0, std::memory_order_relaxed);
+    segment_free_slices(seg, pg->slice_index, pg->slice_count);
+    freed = true;
+  });
+  long delay = options::get(STRATA_OPTION_PURGE_DELAY_MS);
+  if (freed && delay > 0) seg->purge_deadline = now + delay;
+  if (force || (freed && delay == 0) || (seg->purge_deadline != 0 && seg->purge_deadline <= now))
+    segment_purge(seg);
+  return seg->purge_deadline;
+}
+
+}  // namespace
+
+void abandoned_note_free() noexcept {
+  if (abandoned_due.load(std::memory_order_relaxed) != 0) return;
+  long delay = options::get(STRATA_OPTION_PURGE_DELAY_MS);
+  if (delay >= 0) abandoned_arm(clock_ms() + delay);
+}
+
+std::int64_t abandoned_deadline() noexcept {
+  return abandoned_due.load(std::memory_order_relaxed);
+}
+
+void abandoned_collect(bool force) noexcept {
+  std::int64_t due = abandoned_due.load(std::memory_order_relaxed);
+  if (!force && (due == 0 || clock_ms() < due)) return;
+  std::unique_lock<std::mutex> collecting(abandoned_collect_lock, std::defer_lock);
+  if (force)
+    collecting.lock();
+  else if (!collecting.try_lock())
+    return;  // another thread is at it
+  // Frees from here on arm the next look themselves.
+  abandoned_due.store(0, std::memory_order_relaxed);
+  segment* list;
+  {
+    std::lock_guard<std::mutex> guard(abandoned_lock);
+    list = abandoned;
+    abandoned = nullptr;
+  }
+  // Off the list, the segments are this thread's alone: adopters see none of them.
+  std::int64_t now = clock_ms();
+  std::int64_t next_due = 0;
+  segment* kept = nullptr;
+  segment* kept_last = nullptr;
+  while (list != nullptr) {
+    segment* seg = list;
+    list = seg->next;
+    std::int64_t deadline = collect_abandoned_segment(seg, now, force);
+    if (segment_is_empty(seg)) {
+      segment_release(seg);  // the cache purges it after its delay
+      continue;
+    }
+    if (deadline != 0 && (next_due == 0 || deadline < next_due)) next_due = deadline;
+    seg->next = kept;
+    kept = seg;
+    if (kept_last == nullptr) kept_last = seg;
+  }
+  if (kept != nullptr) {
+    std::lock_guard<std::mutex> guard(abandoned_lock);
+    kept_last->next = abandoned;
+    abandoned = kept;
+  }
+  if (next_due != 0) abandoned_arm(next_due);
 }
 
 segment* thread_acquire_segment(thread_context* ctx) {
@@ -338,11 +433,13 @@ void collect(bool force) noexcept {
     }
     thread_purge_due(ctx, force);
   }
+  abandoned_collect(force);  // first: the segments it empties go to the cache
   segment_cache_collect(force);
 }
 
 void fork_prepare() noexcept {
   registry_lock();
+  abandoned_collect_lock.lock();
   abandoned_lock.lock();
   segment_cache_lock();
   metadata_lock();
@@ -352,6 +449,7 @@ void fork_parent() noexcept {
   metadata_unlock();
   segment_cache_unlock();
   abandoned_lock.unlock();
+  abandoned_collect_lock.unlock();
   registry_unlock();
 }
 
