@@ -14,6 +14,16 @@ namespace {
 constexpr bool strategies = true;
 constexpr std::string_view gpu = "strata GPU allocators (gpu/, not yet filed)";
 
+// The GPU scenarios of seed 000, where this build has the GPU layer (gpu/).
+#if STRATA_BENCH_GPU
+constexpr scenario_function gpu_allocators = xsigma_gpu_allocators;
+constexpr scenario_function gpu_transfers = xsigma_gpu_transfers;
+#else
+constexpr scenario_function gpu_allocators = nullptr;
+constexpr scenario_function gpu_transfers = nullptr;
+#endif
+constexpr std::string_view no_gpu_layer = "the GPU layer, gpu/ (left out of this build)";
+
 constexpr auto registry = std::to_array<scenario>({
     // 000 XSigma
     {"xsigma/4k-x10000-cold",
@@ -69,11 +79,30 @@ constexpr auto registry = std::to_array<scenario>({
      {},
      false,
      strategies},
-    {"xsigma/gpu-allocators", "000",
+    {"xsigma/gpu-allocators",
+     "000",
      "GPU: direct vs pool vs caching (1 KB, 64 KB, 4 MB, 10 x 1 KB)",
-     "device allocate/free through the CUDA or simulated backend", nullptr, gpu},
-    {"xsigma/gpu-transfers", "000", "H2D / D2H transfer throughput",
-     "pinned host pool to device and back, 1 KB-16 MB", nullptr, gpu},
+     "blocks allocated and freed on one stream of the CUDA backend where a GPU is present, "
+     "else of the simulated device (250 µs per allocate and per free, cudaMalloc's cost in "
+     "the seed; the strategy names say which): direct device allocation (cudaMalloc), the "
+     "device's stream-ordered pool (cudaMallocAsync), strata::gpu::device_pool (bfc over "
+     "64 MB reserved up front) and strata::gpu::caching_allocator, in turn; overhead is the "
+     "device memory a fresh instance holds beyond the bytes requested (MB = 2^20 bytes)",
+     gpu_allocators,
+     no_gpu_layer,
+     false,
+     strategies},
+    {"xsigma/gpu-transfers",
+     "000",
+     "H2D / D2H transfer throughput",
+     "copies of 1 KB, 64 KB, 1 MB and 16 MB to the device and back, each waited for, from "
+     "pageable host memory (malloc) and from a buffer of strata::gpu::pinned_pool, on the "
+     "CUDA backend where a GPU is present, else on the simulated device, whose copies are "
+     "host memcpy with no cost model (the strategy names say which; MB = 2^20 bytes)",
+     gpu_transfers,
+     no_gpu_layer,
+     false,
+     strategies},
 
     // 001 Cell
     {"cell/single-pairs", "001", "Single malloc+free, 16 B-16 KB",

@@ -19,6 +19,11 @@ void xsigma_mixed_stress(const run_settings&, recorder&);
 void xsigma_bfc(const run_settings&, recorder&);
 // strategies: heap alone, tracking compiled out, tracking on, statistics adaptor
 void xsigma_tracking_overhead(const run_settings&, recorder&);
+// strategies on the GPU backend present (CUDA, else the simulated device): direct
+// allocation, the device's stream-ordered pool, strata device_pool and caching_allocator
+void xsigma_gpu_allocators(const run_settings&, recorder&);
+// strategies: pageable host memory (malloc) and strata's pinned_pool, H2D and D2H
+void xsigma_gpu_transfers(const run_settings&, recorder&);
 
 // 001 Cell
 void cell_single_pairs(const run_settings&, recorder&);
