@@ -38,9 +38,11 @@ def scenario_section(results, scenario, out_dir):
         return lines
     if results.compares_strategies(name):
         host = results.host(name)
-        lines += [f"*Columns are strategies, all measured in turn in the {host} worker "
-                  f"(its `malloc` is the malloc column and the upstream of the std::pmr "
-                  f"resources); **bold** marks the best strategy that is not strata's.*", ""]
+        # The GPU scenarios and the tracking one have no malloc column.
+        malloc_note = (" (its `malloc` is the malloc column and the upstream of the std::pmr "
+                       "resources)" if "malloc" in results.columns(name) else "")
+        lines += [f"*Columns are strategies, all measured in turn in the {host} worker"
+                  f"{malloc_note}; **bold** marks the best strategy that is not strata's.*", ""]
     for text in (tables.metric_table(results, scenario), tables.distribution_table(results, scenario),
                  tables.fact_table(results, scenario)):
         if text:
