@@ -15,8 +15,9 @@ foreign_free_handler foreign_handler = report_foreign;
 // Post the list head..tail to the page's thread_free; wake its heap if full,
 // or when its thread exited, have the abandoned segments looked at.
 void post_blocks(page* pg, block* head, block* tail) {
-  heap* owner =
-      pg->owner_heap.load(std::memory_order_relaxed);  // read while our block keeps it alive
+  // Read while our block keeps the page alive; acquire pairs with an adopting
+  // thread's release, so its heap's set-up is seen before we signal it.
+  heap* owner = pg->owner_heap.load(std::memory_order_acquire);
   std::uintptr_t word = pg->thread_free.load(std::memory_order_relaxed);
   do {
     tail->next = thread_free_blocks(word);

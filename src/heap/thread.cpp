@@ -65,7 +65,7 @@ bool adopt_segment(thread_context* ctx, segment* seg) {
   std::size_t live = 0;
   for_each_page(seg, [&](page* pg) {
     std::uintptr_t flags = pg->owner.load(std::memory_order_relaxed) & page_kind_flags;
-    pg->owner_heap.store(h, std::memory_order_relaxed);
+    pg->owner_heap.store(h, std::memory_order_release);  // see post_blocks
     pg->owner.store(ctx->thread_id | flags, std::memory_order_relaxed);
     page_collect(pg);
     queue_push_back(h->queues[pg->size_class], pg);
