@@ -64,8 +64,7 @@ struct request_counts {
 // The caching allocator counts its hits and misses itself.
 request_counts counts(const gpu::caching_allocator& cache) {
   const gpu::caching_stats s = cache.stats();
-  return {static_cast<double>(s.cache_hits + s.cache_misses),
-          static_cast<double>(s.cache_misses)};
+  return {static_cast<double>(s.cache_hits + s.cache_misses), static_cast<double>(s.cache_misses)};
 }
 
 // The pool serves a request from bfc or from a block still pending on a stream;
@@ -78,14 +77,16 @@ request_counts counts(const gpu::device_pool& pool) {
 
 // The device's own stream-ordered pool keeps no counts to read back.
 template <class Resource>
-concept keeps_counts = requires(const Resource& r) { counts(r); };
+concept keeps_counts = requires(const Resource& r) {
+  counts(r);
+};
 
 // Microseconds per block allocated and freed: `repeats` times, the case's blocks
 // allocated on `s`, then freed on it; the stream is synchronised before the clock
 // stops, so work a stream-ordered free left queued is paid for too.
 template <class Resource>
-double us_per_block(Resource& resource, const allocation_case& c, int repeats,
-                    gpu::device& dev, gpu::stream s) {
+double us_per_block(Resource& resource, const allocation_case& c, int repeats, gpu::device& dev,
+                    gpu::stream s) {
   std::array<void*, most_blocks> live{};
   const double start = monotonic_ns();
   for (int i = 0; i < repeats; ++i) {
@@ -171,9 +172,11 @@ void compare(const run_settings& settings, recorder& out, const gpu_backend& bac
     const auto add = [&](const std::string& strategy, double value) {
       out.add_for(strategy, label, "MB", value);
     };
-    add(direct_name, overhead_mb(dev, s, c, [&] { return std::make_unique<gpu::device_resource>(dev); }));
+    add(direct_name,
+        overhead_mb(dev, s, c, [&] { return std::make_unique<gpu::device_resource>(dev); }));
     add(async_name, overhead_mb(dev, s, c, [&] {
-          return std::make_unique<gpu::async_resource>(dev, std::numeric_limits<std::size_t>::max());
+          return std::make_unique<gpu::async_resource>(dev,
+                                                       std::numeric_limits<std::size_t>::max());
         }));
     add(pool_name, overhead_mb(dev, s, c, [&] {
           return std::make_unique<gpu::device_pool>(

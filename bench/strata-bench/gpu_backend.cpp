@@ -18,11 +18,11 @@ std::string describe(const strata::gpu::simulated_config& config) {
   const auto us = [](std::chrono::nanoseconds t) {
     return std::to_string(std::chrono::duration_cast<microseconds>(t).count()) + " µs";
   };
-  return "simulated device (no GPU, or no CUDA backend in this build): allocate latency " + us(config.allocate_latency) +
-         ", free latency " + us(config.free_latency) + ", " +
+  return "simulated device (no GPU, or no CUDA backend in this build): allocate latency " +
+         us(config.allocate_latency) + ", free latency " + us(config.free_latency) + ", " +
          std::to_string(config.capacity >> 20) + " MB capacity, " +
          (config.backing == strata::gpu::memory_backing::host ? "host-backed memory"
-                                                               : "address-only memory");
+                                                              : "address-only memory");
 }
 
 #if STRATA_GPU_HAS_CUDA

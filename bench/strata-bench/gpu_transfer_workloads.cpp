@@ -61,8 +61,7 @@ gpu::simulated_config stand_in() {
 
 // Queues one copy between `host` and the device buffer, in the direction's order.
 template <class Copy>
-void copy_one(Copy&& copy, const direction& d, void* host, void* device_buffer,
-              std::size_t bytes) {
+void copy_one(Copy&& copy, const direction& d, void* host, void* device_buffer, std::size_t bytes) {
   if (d.kind == gpu::copy_kind::host_to_device)
     copy(device_buffer, host, bytes);
   else
@@ -132,8 +131,8 @@ bool round_trip_intact(gpu::device& dev, gpu::stream s, gpu::pinned_pool& stagin
 }
 
 // Every size and direction from both kinds of host memory, in turn within each round.
-void compare(const run_settings& settings, recorder& out, const gpu_backend& backend,
-             gpu::stream s, void* device_buffer) {
+void compare(const run_settings& settings, recorder& out, const gpu_backend& backend, gpu::stream s,
+             void* device_buffer) {
   gpu::device& dev = *backend.device;
   const std::string pageable_name = on_backend(backend, "pageable malloc");
   const std::string pinned_name = on_backend(backend, "strata pinned_pool");
