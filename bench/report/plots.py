@@ -171,6 +171,30 @@ def phase_heatmap(results, scenarios, phase, path):
     return True
 
 
+def strategy_heatmap(results, scenarios, label, path):
+    """002-style heat map for scenarios whose columns are strategies: strategies ×
+    scenarios, the median of one metric (ms)."""
+    strategies = []
+    for scenario in scenarios:
+        for name in results.columns(scenario["name"]):
+            if name not in strategies and results.metric(scenario["name"], name, label):
+                strategies.append(name)
+    columns = [s for s in scenarios
+               if any(results.metric(s["name"], n, label) for n in strategies)]
+    if not columns:
+        return False
+    grid = []
+    for name in strategies:
+        row = []
+        for scenario in columns:
+            metric = results.metric(scenario["name"], name, label)
+            row.append(metric.median if metric and metric.median is not None else float("nan"))
+        grid.append(row)
+    _draw_heatmap(grid, strategies, [s["name"].split("/")[1] for s in columns],
+                  f"{label} (ms, median) — darker is slower", path, "{:.2f}")
+    return True
+
+
 def ratio_heatmap(results, rows, path):
     """Allocators × headline metrics: each median divided by the best competitor's. In
     a strategy scenario's column only strata's row has a cell: its own allocator's."""

@@ -76,6 +76,13 @@ def seed_section(results, seed, out_dir):
             png = f"unified_heatmap_{phase}.png"
             if plots.phase_heatmap(results, scenarios, phase, os.path.join(out_dir, png)):
                 lines += [image(png, f"heat map: {phase}"), ""]
+        managed = [s for s in scenarios if results.compares_strategies(s["name"])]
+        for side in ("CPU", "GPU"):
+            for phase in UNIFIED_PHASES:
+                label = f"{side} access: {phase}"
+                png = f"unified_managed_heatmap_{side}_{phase}.png"
+                if plots.strategy_heatmap(results, managed, label, os.path.join(out_dir, png)):
+                    lines += [image(png, f"heat map: {label}"), ""]
     for scenario in scenarios:
         lines += scenario_section(results, scenario, out_dir)
     return lines

@@ -22,6 +22,19 @@ constexpr scenario_function gpu_transfers = xsigma_gpu_transfers;
 constexpr scenario_function gpu_allocators = nullptr;
 constexpr scenario_function gpu_transfers = nullptr;
 #endif
+// A GPU scenario's function where this build has the GPU layer, else pending.
+#if STRATA_BENCH_GPU
+#define gpu_scenario(function) function
+#else
+#define gpu_scenario(function) nullptr
+#endif
+
+// How seed 002's managed-memory scenarios run, said once for every row.
+#define managed_detail                                                                      \
+  "; strategies in turn on the CUDA backend where a GPU is present, else on the simulated " \
+  "device (the strategy names say which): malloc, cudaMallocManaged, cudaMalloc, strata "   \
+  "managed_pool, and managed_pool with prefetch to the side about to touch the memory"
+
 constexpr std::string_view no_gpu_layer = "the GPU layer, gpu/ (left out of this build)";
 
 constexpr auto registry = std::to_array<scenario>({
@@ -154,8 +167,69 @@ constexpr auto registry = std::to_array<scenario>({
      "allocate 1 MB, write a byte, free; 1,000 times", unified_pool_reuse},
     {"unified/threads", "002", "Multithreaded (4 and 8 threads)",
      "each thread allocates, accesses and frees its own blocks 4 times", unified_threads},
-    {"unified/managed-memory", "002", "Managed-memory pool vs cudaMallocManaged / cudaMalloc",
-     "the same scenarios with CPU and GPU access", nullptr, gpu},
+    {"unified/managed-small",
+     "002",
+     "Small blocks (< 1 MB), CPU and GPU access",
+     "256 blocks of 4 KB-1 MB: allocate all, access all, free all, once accessed by the CPU and once by "
+     "the GPU" managed_detail,
+     gpu_scenario(unified_managed_small),
+     no_gpu_layer,
+     false,
+     strategies},
+    {"unified/managed-medium",
+     "002",
+     "Medium blocks (1-10 MB), CPU and GPU access",
+     "16 blocks of 1-10 MB: allocate all, access all, free all, once accessed by the CPU and once by "
+     "the GPU" managed_detail,
+     gpu_scenario(unified_managed_medium),
+     no_gpu_layer,
+     false,
+     strategies},
+    {"unified/managed-large",
+     "002",
+     "Large blocks (> 10 MB), CPU and GPU access",
+     "16, 32 and 64 MB: allocate all, access all, free all, once accessed by the CPU and once by "
+     "the GPU" managed_detail,
+     gpu_scenario(unified_managed_large),
+     no_gpu_layer,
+     false,
+     strategies},
+    {"unified/managed-mixed",
+     "002",
+     "Mixed sizes, CPU and GPU access",
+     "64 small, 8 medium and one 20 MB block: allocate all, access all, free all, once accessed by the CPU and once by "
+     "the GPU" managed_detail,
+     gpu_scenario(unified_managed_mixed),
+     no_gpu_layer,
+     false,
+     strategies},
+    {"unified/managed-repeated-1mb",
+     "002",
+     "64 x 1 MB, CPU and GPU access",
+     "64 blocks of exactly 1 MB: allocate all, access all, free all, once accessed by the CPU and once by "
+     "the GPU" managed_detail,
+     gpu_scenario(unified_managed_repeated_1mb),
+     no_gpu_layer,
+     false,
+     strategies},
+    {"unified/managed-pool-reuse",
+     "002",
+     "1 MB allocate/free repeated 1,000 times: pool vs direct",
+     "allocate 1 MB of unified memory, touch a byte on the host, free; 1,000 times through "
+     "malloc, cudaMallocManaged and strata managed_pool" managed_detail,
+     gpu_scenario(unified_managed_pool_reuse),
+     no_gpu_layer,
+     false,
+     strategies},
+    {"unified/managed-threads",
+     "002",
+     "Multithreaded unified memory (4 and 8 threads)",
+     "each thread allocates, accesses on the CPU and frees its own blocks 4 times, through "
+     "malloc, cudaMallocManaged and strata managed_pool" managed_detail,
+     gpu_scenario(unified_managed_threads),
+     no_gpu_layer,
+     false,
+     strategies},
 
     // 003 SessionHeap
     {"session/bursts", "003", "Bursts of 100-10,000 256-byte messages",

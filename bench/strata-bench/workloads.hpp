@@ -43,6 +43,15 @@ void unified_mixed(const run_settings&, recorder&);
 void unified_repeated_1mb(const run_settings&, recorder&);
 void unified_pool_reuse(const run_settings&, recorder&);
 void unified_threads(const run_settings&, recorder&);
+// strategies on the GPU backend present: malloc, cudaMallocManaged, cudaMalloc, strata
+// managed_pool without and with prefetch; CPU and GPU access
+void unified_managed_small(const run_settings&, recorder&);
+void unified_managed_medium(const run_settings&, recorder&);
+void unified_managed_large(const run_settings&, recorder&);
+void unified_managed_mixed(const run_settings&, recorder&);
+void unified_managed_repeated_1mb(const run_settings&, recorder&);
+void unified_managed_pool_reuse(const run_settings&, recorder&);
+void unified_managed_threads(const run_settings&, recorder&);
 
 // 003 SessionHeap (malloc and std::pmr baselines)
 void session_bursts(const run_settings&, recorder&);
