@@ -248,12 +248,13 @@ class cuda_device final : public device {
     return l;
   }
 
-  // The runtime's current device is per thread: set it for each calling thread.
+  // The runtime's current device is per thread, and other code (PyTorch, CuPy)
+  // changes it: ask the runtime each time (a cheap thread-local read) rather than
+  // remember what this device last set.
   void bind() const {
-    thread_local int bound = -1;
-    if (bound == ordinal_) return;
-    check(cudaSetDevice(ordinal_), "cudaSetDevice");
-    bound = ordinal_;
+    int current = -1;
+    check(cudaGetDevice(&current), "cudaGetDevice");
+    if (current != ordinal_) check(cudaSetDevice(ordinal_), "cudaSetDevice");
   }
 
   int ordinal_;
