@@ -3,13 +3,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "cycle_clock.hpp"
 #include "optimizer_barrier.hpp"
 #include "thread_team.hpp"
+#include "unified_block_sets.hpp"
 #include "workloads.hpp"
 
 namespace strata_bench {
@@ -61,16 +61,6 @@ void record_phases(recorder& out, const phase_times& times) {
   out.add("total", "ms", (times.allocate + times.free + times.access) / 1e6);
 }
 
-// `count` sizes drawn uniformly (bytes) from [low, high] with a fixed seed.
-std::vector<std::size_t> sizes_between(std::size_t count, std::size_t low, std::size_t high,
-                                       unsigned seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_int_distribution<std::size_t> size(low, high);
-  std::vector<std::size_t> sizes(count);
-  for (auto& each : sizes) each = size(random);
-  return sizes;
-}
-
 // Runs the allocate/access/free pass over fixed sizes for every round.
 void run_block_set(const run_settings& settings, recorder& out,
                    const std::vector<std::size_t>& sizes) {
@@ -84,33 +74,27 @@ void run_block_set(const run_settings& settings, recorder& out,
 
 // 256 blocks of 4 KB to 1 MB (uniform).
 void unified_small(const run_settings& settings, recorder& out) {
-  run_block_set(settings, out, sizes_between(256, 4096, megabyte, 1));
+  run_block_set(settings, out, unified_small_blocks());
 }
 
 // 16 blocks of 1 to 10 MB (uniform).
 void unified_medium(const run_settings& settings, recorder& out) {
-  run_block_set(settings, out, sizes_between(16, megabyte, 10 * megabyte, 2));
+  run_block_set(settings, out, unified_medium_blocks());
 }
 
 // Blocks of 16, 32 and 64 MB.
 void unified_large(const run_settings& settings, recorder& out) {
-  run_block_set(settings, out, {16 * megabyte, 32 * megabyte, 64 * megabyte});
+  run_block_set(settings, out, unified_large_blocks());
 }
 
 // 64 small (4 KB-1 MB), 8 medium (1-10 MB) and one 20 MB block, interleaved.
 void unified_mixed(const run_settings& settings, recorder& out) {
-  std::vector<std::size_t> sizes = sizes_between(64, 4096, megabyte, 3);
-  const std::vector<std::size_t> medium = sizes_between(8, megabyte, 10 * megabyte, 4);
-  for (std::size_t i = 0; i < medium.size(); ++i) {
-    sizes.insert(sizes.begin() + static_cast<std::ptrdiff_t>(i * 9), medium[i]);
-  }
-  sizes.push_back(20 * megabyte);
-  run_block_set(settings, out, sizes);
+  run_block_set(settings, out, unified_mixed_blocks());
 }
 
 // 64 blocks of exactly 1 MB.
 void unified_repeated_1mb(const run_settings& settings, recorder& out) {
-  run_block_set(settings, out, std::vector<std::size_t>(64, megabyte));
+  run_block_set(settings, out, unified_repeated_1mb_blocks());
 }
 
 // 1,000 times: allocate 1 MB, write its first byte, free it (the pool-reuse test).
@@ -139,15 +123,8 @@ void unified_pool_reuse(const run_settings& settings, recorder& out) {
 // each do the same with 8 mixed blocks (4 KB-4 MB). Records the mean thread time and the
 // wall time.
 void unified_threads(const run_settings& settings, recorder& out) {
-  struct team_case {
-    const char* name;
-    int threads;
-    std::size_t count, low, high;
-  };
-  const team_case cases[] = {{"4 threads, small", 4, 32, 4096, megabyte},
-                             {"8 threads, mixed", 8, 8, 4096, 4 * megabyte}};
   run_rounds(settings, [&](bool measured) {
-    for (const team_case& team : cases) {
+    for (const unified_team& team : unified_teams()) {
       std::vector<double> thread_ns(static_cast<std::size_t>(team.threads));
       const double wall = run_thread_team(team.threads, [&](int index) {
         const auto sizes =
