@@ -154,21 +154,7 @@ def cdf_chart(results, scenario, path):
 
 def phase_heatmap(results, scenarios, phase, path):
     """002-style heat map: allocators × scenarios, the median of one phase (ms)."""
-    allocators = results.measured_names()
-    columns = [s for s in scenarios
-               if any(results.metric(s["name"], a, phase) for a in allocators)]
-    if not columns or not allocators:
-        return False
-    grid = []
-    for allocator in allocators:
-        row = []
-        for scenario in columns:
-            metric = results.metric(scenario["name"], allocator, phase)
-            row.append(metric.median if metric and metric.median is not None else float("nan"))
-        grid.append(row)
-    _draw_heatmap(grid, allocators, [s["name"].split("/")[1] for s in columns],
-                  f"{phase} (ms, median) — darker is slower", path, "{:.2f}")
-    return True
+    return _median_heatmap(results, scenarios, results.measured_names(), phase, path)
 
 
 def strategy_heatmap(results, scenarios, label, path):
@@ -179,18 +165,22 @@ def strategy_heatmap(results, scenarios, label, path):
         for name in results.columns(scenario["name"]):
             if name not in strategies and results.metric(scenario["name"], name, label):
                 strategies.append(name)
-    columns = [s for s in scenarios
-               if any(results.metric(s["name"], n, label) for n in strategies)]
-    if not columns:
+    return _median_heatmap(results, scenarios, strategies, label, path)
+
+
+def _median_heatmap(results, scenarios, rows, label, path):
+    """Rows (allocators or strategies) × the scenarios that have the metric: its median."""
+    columns = [s for s in scenarios if any(results.metric(s["name"], r, label) for r in rows)]
+    if not columns or not rows:
         return False
     grid = []
-    for name in strategies:
+    for name in rows:
         row = []
         for scenario in columns:
             metric = results.metric(scenario["name"], name, label)
             row.append(metric.median if metric and metric.median is not None else float("nan"))
         grid.append(row)
-    _draw_heatmap(grid, strategies, [s["name"].split("/")[1] for s in columns],
+    _draw_heatmap(grid, rows, [s["name"].split("/")[1] for s in columns],
                   f"{label} (ms, median) — darker is slower", path, "{:.2f}")
     return True
 
