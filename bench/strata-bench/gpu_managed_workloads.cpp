@@ -151,7 +151,8 @@ struct bench_device {
   static std::uint64_t host_pass(char* p, std::size_t bytes, int value) {
     std::memset(p, value, bytes);
     std::uint64_t sum = 0;
-    for (std::size_t offset = 0; offset < bytes; offset += 64) sum += static_cast<unsigned char>(p[offset]);
+    for (std::size_t offset = 0; offset < bytes; offset += 64)
+      sum += static_cast<unsigned char>(p[offset]);
     return sum;
   }
 
@@ -241,7 +242,8 @@ phase_times one_pass(bench_device& bench, const strategy& s, const std::vector<s
   }
   keep_value(sum);
   times.access = (monotonic_ns() - start) / 1e6;
-  times.migration = std::chrono::duration<double, std::milli>(bench.charged() - charged_before).count();
+  times.migration =
+      std::chrono::duration<double, std::milli>(bench.charged() - charged_before).count();
   start = monotonic_ns();
   for (std::size_t i = 0; i < sizes.size(); ++i) bench.free(s, blocks[i], sizes[i], where);
   bench.dev().synchronize(stream{});
@@ -257,7 +259,8 @@ void record(recorder& out, const std::string& strategy_name, side where, const p
   out.add_for(strategy_name, prefix + "free", "ms", t.free);
   out.add_for(strategy_name, prefix + "access", "ms", t.access);
   out.add_for(strategy_name, prefix + "total", "ms", t.allocate + t.free + t.access);
-  if (simulated) out.add_for(strategy_name, prefix + "access, of which migration", "ms", t.migration);
+  if (simulated)
+    out.add_for(strategy_name, prefix + "access, of which migration", "ms", t.migration);
 }
 
 // What the device moved and charged, so the report shows where access time went.
@@ -357,7 +360,8 @@ void unified_managed_threads(const run_settings& settings, recorder& out) {
   const std::vector<strategy> all = shared.strategies();
   run_rounds(settings, [&](bool measured) {
     for (const strategy& s : all) {
-      if (s.kind == strategy::device_memory) continue;  // its one host staging buffer is not per thread
+      if (s.kind == strategy::device_memory)
+        continue;  // its one host staging buffer is not per thread
       for (const unified_team& team : unified_teams()) {
         std::vector<double> thread_ns(static_cast<std::size_t>(team.threads));
         const double wall = run_thread_team(team.threads, [&](int index) {

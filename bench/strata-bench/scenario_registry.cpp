@@ -92,8 +92,7 @@ constexpr auto registry = std::to_array<scenario>({
      {},
      false,
      strategies},
-    {"xsigma/gpu-allocators",
-     "000",
+    {"xsigma/gpu-allocators", "000",
      "GPU: direct vs pool vs caching (1 KB, 64 KB, 4 MB, 10 x 1 KB)",
      "blocks allocated and freed on one stream of the CUDA backend where a GPU is present, "
      "else of the simulated device (250 µs per allocate and per free, cudaMalloc's cost in "
@@ -101,21 +100,13 @@ constexpr auto registry = std::to_array<scenario>({
      "device's stream-ordered pool (cudaMallocAsync), strata::gpu::device_pool (bfc over "
      "64 MB reserved up front) and strata::gpu::caching_allocator, in turn; overhead is the "
      "device memory a fresh instance holds beyond the bytes requested (MB = 2^20 bytes)",
-     gpu_allocators,
-     no_gpu_layer,
-     false,
-     strategies},
-    {"xsigma/gpu-transfers",
-     "000",
-     "H2D / D2H transfer throughput",
+     gpu_allocators, no_gpu_layer, false, strategies},
+    {"xsigma/gpu-transfers", "000", "H2D / D2H transfer throughput",
      "copies of 1 KB, 64 KB, 1 MB and 16 MB to the device and back, each waited for, from "
      "pageable host memory (malloc) and from a buffer of strata::gpu::pinned_pool, on the "
      "CUDA backend where a GPU is present, else on the simulated device, whose copies are "
      "host memcpy with no cost model (the strategy names say which; MB = 2^20 bytes)",
-     gpu_transfers,
-     no_gpu_layer,
-     false,
-     strategies},
+     gpu_transfers, no_gpu_layer, false, strategies},
 
     // 001 Cell
     {"cell/single-pairs", "001", "Single malloc+free, 16 B-16 KB",
@@ -167,69 +158,38 @@ constexpr auto registry = std::to_array<scenario>({
      "allocate 1 MB, write a byte, free; 1,000 times", unified_pool_reuse},
     {"unified/threads", "002", "Multithreaded (4 and 8 threads)",
      "each thread allocates, accesses and frees its own blocks 4 times", unified_threads},
-    {"unified/managed-small",
-     "002",
-     "Small blocks (< 1 MB), CPU and GPU access",
-     "256 blocks of 4 KB-1 MB: allocate all, access all, free all, once accessed by the CPU and once by "
+    {"unified/managed-small", "002", "Small blocks (< 1 MB), CPU and GPU access",
+     "256 blocks of 4 KB-1 MB: allocate all, access all, free all, once accessed by the CPU and "
+     "once by "
      "the GPU" managed_detail,
-     gpu_scenario(unified_managed_small),
-     no_gpu_layer,
-     false,
-     strategies},
-    {"unified/managed-medium",
-     "002",
-     "Medium blocks (1-10 MB), CPU and GPU access",
-     "16 blocks of 1-10 MB: allocate all, access all, free all, once accessed by the CPU and once by "
+     gpu_scenario(unified_managed_small), no_gpu_layer, false, strategies},
+    {"unified/managed-medium", "002", "Medium blocks (1-10 MB), CPU and GPU access",
+     "16 blocks of 1-10 MB: allocate all, access all, free all, once accessed by the CPU and once "
+     "by "
      "the GPU" managed_detail,
-     gpu_scenario(unified_managed_medium),
-     no_gpu_layer,
-     false,
-     strategies},
-    {"unified/managed-large",
-     "002",
-     "Large blocks (> 10 MB), CPU and GPU access",
+     gpu_scenario(unified_managed_medium), no_gpu_layer, false, strategies},
+    {"unified/managed-large", "002", "Large blocks (> 10 MB), CPU and GPU access",
      "16, 32 and 64 MB: allocate all, access all, free all, once accessed by the CPU and once by "
      "the GPU" managed_detail,
-     gpu_scenario(unified_managed_large),
-     no_gpu_layer,
-     false,
-     strategies},
-    {"unified/managed-mixed",
-     "002",
-     "Mixed sizes, CPU and GPU access",
-     "64 small, 8 medium and one 20 MB block: allocate all, access all, free all, once accessed by the CPU and once by "
+     gpu_scenario(unified_managed_large), no_gpu_layer, false, strategies},
+    {"unified/managed-mixed", "002", "Mixed sizes, CPU and GPU access",
+     "64 small, 8 medium and one 20 MB block: allocate all, access all, free all, once accessed by "
+     "the CPU and once by "
      "the GPU" managed_detail,
-     gpu_scenario(unified_managed_mixed),
-     no_gpu_layer,
-     false,
-     strategies},
-    {"unified/managed-repeated-1mb",
-     "002",
-     "64 x 1 MB, CPU and GPU access",
-     "64 blocks of exactly 1 MB: allocate all, access all, free all, once accessed by the CPU and once by "
+     gpu_scenario(unified_managed_mixed), no_gpu_layer, false, strategies},
+    {"unified/managed-repeated-1mb", "002", "64 x 1 MB, CPU and GPU access",
+     "64 blocks of exactly 1 MB: allocate all, access all, free all, once accessed by the CPU and "
+     "once by "
      "the GPU" managed_detail,
-     gpu_scenario(unified_managed_repeated_1mb),
-     no_gpu_layer,
-     false,
-     strategies},
-    {"unified/managed-pool-reuse",
-     "002",
-     "1 MB allocate/free repeated 1,000 times: pool vs direct",
+     gpu_scenario(unified_managed_repeated_1mb), no_gpu_layer, false, strategies},
+    {"unified/managed-pool-reuse", "002", "1 MB allocate/free repeated 1,000 times: pool vs direct",
      "allocate 1 MB of unified memory, touch a byte on the host, free; 1,000 times through "
      "malloc, cudaMallocManaged and strata managed_pool" managed_detail,
-     gpu_scenario(unified_managed_pool_reuse),
-     no_gpu_layer,
-     false,
-     strategies},
-    {"unified/managed-threads",
-     "002",
-     "Multithreaded unified memory (4 and 8 threads)",
+     gpu_scenario(unified_managed_pool_reuse), no_gpu_layer, false, strategies},
+    {"unified/managed-threads", "002", "Multithreaded unified memory (4 and 8 threads)",
      "each thread allocates, accesses on the CPU and frees its own blocks 4 times, through "
      "malloc, cudaMallocManaged and strata managed_pool" managed_detail,
-     gpu_scenario(unified_managed_threads),
-     no_gpu_layer,
-     false,
-     strategies},
+     gpu_scenario(unified_managed_threads), no_gpu_layer, false, strategies},
 
     // 003 SessionHeap
     {"session/bursts", "003", "Bursts of 100-10,000 256-byte messages",

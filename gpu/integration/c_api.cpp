@@ -26,7 +26,9 @@ namespace {
 thread_local char last_error[512] = "";
 
 // The strata stream a CUDA stream handle names.
-stream as_stream(strata_gpu_stream s) noexcept { return stream{s}; }
+stream as_stream(strata_gpu_stream s) noexcept {
+  return stream{s};
+}
 
 // errno for a device failure.
 int errno_for(errc code) noexcept {
@@ -128,8 +130,9 @@ int strata_gpu_record_stream(void* ptr, int device, strata_gpu_stream stream) {
   try {
     caching_allocator* cache = allocator_if_made(device);
     if (cache == nullptr) {
-      fail(EINVAL, "strata gpu: strata_gpu_record_stream of memory strata_gpu_malloc did not "
-                   "hand out on this device");
+      fail(EINVAL,
+           "strata gpu: strata_gpu_record_stream of memory strata_gpu_malloc did not "
+           "hand out on this device");
       return -1;
     }
     cache->record_stream(ptr, as_stream(stream));
@@ -208,4 +211,6 @@ size_t strata_gpu_snapshot_json(int device, char* buffer, size_t capacity) {
 }
 
 // The thread's message; it stays valid until the thread's next failure.
-const char* strata_gpu_last_error(void) { return last_error; }
+const char* strata_gpu_last_error(void) {
+  return last_error;
+}

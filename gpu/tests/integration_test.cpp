@@ -2,18 +2,18 @@
 // function names, through pointers of the types PyTorch calls them as. Without
 // a GPU every allocation fails with its documented answer; with one, a block
 // goes round the cache and shows in the statistics and the snapshot.
-#include <strata/gpu/cuda.hpp>
 #include <strata/gpu/integration.h>
+#include <strata/gpu/cuda.hpp>
 
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <sys/types.h>
 #include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-#include <sys/types.h>
 #include <type_traits>
 
 namespace strata::gpu::testing {
@@ -63,7 +63,8 @@ library& loaded_library() {
 
 // The entry points every test calls, found by name.
 struct entry_points {
-  torch_malloc_type* torch_malloc = loaded_library().find<torch_malloc_type>("strata_gpu_torch_malloc");
+  torch_malloc_type* torch_malloc =
+      loaded_library().find<torch_malloc_type>("strata_gpu_torch_malloc");
   torch_malloc_type* malloc = loaded_library().find<torch_malloc_type>("strata_gpu_malloc");
   torch_free_type* free = loaded_library().find<torch_free_type>("strata_gpu_free");
   decltype(strata_gpu_record_stream)* record_stream =

@@ -103,7 +103,8 @@ TEST(managed_residency, PrefetchMovesAheadOnItsStreamAtThePrefetchCost) {
   EXPECT_EQ(stats.prefetched_to_device, 8u);
   EXPECT_EQ(stats.faulted_to_device, 0u);
   EXPECT_EQ(stats.charged, std::chrono::microseconds(8));
-  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(dev.managed_residency(p + i * page), residency::device);
+  for (std::size_t i = 0; i < 8; ++i)
+    EXPECT_EQ(dev.managed_residency(p + i * page), residency::device);
   dev.prefetch_async(p, 8 * page, memory_location::device, s);  // already there: free
   dev.prefetch_async(p, 2 * page, memory_location::host, s);
   dev.synchronize(s);

@@ -48,7 +48,8 @@ void* managed_memory::allocate(std::size_t bytes) {
   void* p = std::aligned_alloc(model_.page_bytes, pages * model_.page_bytes);
   if (p == nullptr) return nullptr;
   std::lock_guard lock(mutex_);
-  allocations_.emplace(reinterpret_cast<std::uintptr_t>(p), allocation{bytes, std::vector<page>(pages)});
+  allocations_.emplace(reinterpret_cast<std::uintptr_t>(p),
+                       allocation{bytes, std::vector<page>(pages)});
   return p;
 }
 
@@ -120,7 +121,8 @@ std::chrono::nanoseconds managed_memory::prefetch(const void* p, std::size_t byt
   std::lock_guard lock(mutex_);
   auto [first, last] = pages_of(p, bytes);
   if (first == nullptr)
-    throw device_error(errc::invalid_argument, "prefetch_async of memory not from allocate_managed");
+    throw device_error(errc::invalid_argument,
+                       "prefetch_async of memory not from allocate_managed");
   const std::uint8_t there = bit(to);
   std::chrono::nanoseconds cost{};
   for (page* pg = first; pg != last; ++pg) {

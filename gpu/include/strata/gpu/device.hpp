@@ -90,8 +90,7 @@ class device {
   virtual void* allocate_managed(std::size_t bytes) = 0;
   virtual void deallocate_managed(void* p) = 0;
   // cudaMemPrefetchAsync: migrate managed pages to `to` in the order of `s`.
-  virtual void prefetch_async(const void* p, std::size_t bytes, memory_location to,
-                              stream s) = 0;
+  virtual void prefetch_async(const void* p, std::size_t bytes, memory_location to, stream s) = 0;
   // cudaMemAdvise: a hint about how managed pages will be used.
   virtual void advise(const void* p, std::size_t bytes, memory_advice advice,
                       memory_location where) = 0;

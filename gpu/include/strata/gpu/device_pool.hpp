@@ -236,13 +236,13 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
   std::size_t take_live(void* p, std::size_t bytes) {
     auto at = live_.find(p);
     if (at == live_.end())
-      throw device_error(errc::invalid_argument, std::string(Upstream::pool_name) +
-                                                     "::deallocate: pointer is not a block of this pool");
-    if (bytes > at->second)
       throw device_error(
           errc::invalid_argument,
-          std::string(Upstream::pool_name) + "::deallocate: " + std::to_string(bytes) +
-              " bytes is larger than the block");
+          std::string(Upstream::pool_name) + "::deallocate: pointer is not a block of this pool");
+    if (bytes > at->second)
+      throw device_error(errc::invalid_argument, std::string(Upstream::pool_name) +
+                                                     "::deallocate: " + std::to_string(bytes) +
+                                                     " bytes is larger than the block");
     std::size_t capacity = at->second;
     live_.erase(at);
     return capacity;

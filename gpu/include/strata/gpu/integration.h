@@ -43,8 +43,7 @@ typedef struct CUstream_st* strata_gpu_stream;
 STRATA_GPU_EXPORT void* strata_gpu_malloc(size_t size, int device, strata_gpu_stream stream);
 
 /* PyTorch's alloc_fn: strata_gpu_malloc, but a failure throws. */
-STRATA_GPU_EXPORT void* strata_gpu_torch_malloc(size_t size, int device,
-                                                strata_gpu_stream stream);
+STRATA_GPU_EXPORT void* strata_gpu_torch_malloc(size_t size, int device, strata_gpu_stream stream);
 
 /* PyTorch's free_fn, and the free for strata_gpu_malloc: `ptr` goes back to the
  * cache in the order of `stream`, reusable there at once and on other streams
@@ -61,20 +60,20 @@ STRATA_GPU_EXPORT int strata_gpu_empty_cache(int device);
 
 /* The allocator's totals for one device, both pools together (bytes and counts). */
 typedef struct strata_gpu_stats {
-  int64_t reserved_bytes;       /* held in segments from CUDA */
+  int64_t reserved_bytes; /* held in segments from CUDA */
   int64_t reserved_bytes_peak;
-  int64_t allocated_bytes;      /* handed out, rounded */
+  int64_t allocated_bytes; /* handed out, rounded */
   int64_t allocated_bytes_peak;
-  int64_t active_bytes;         /* handed out or waiting for other streams' work */
-  int64_t requested_bytes;      /* as the callers asked */
+  int64_t active_bytes;    /* handed out or waiting for other streams' work */
+  int64_t requested_bytes; /* as the callers asked */
   int64_t segments;
-  int64_t allocations;          /* blocks handed out now */
+  int64_t allocations; /* blocks handed out now */
   uint64_t cache_hits;
   uint64_t cache_misses;
   uint64_t cross_stream_reuses;
-  uint64_t alloc_retries;       /* times the cache was emptied to retry an allocation */
+  uint64_t alloc_retries; /* times the cache was emptied to retry an allocation */
   uint64_t ooms;
-  uint64_t device_allocs;       /* segments taken from CUDA */
+  uint64_t device_allocs; /* segments taken from CUDA */
   uint64_t device_frees;
 } strata_gpu_stats;
 

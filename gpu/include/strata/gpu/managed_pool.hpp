@@ -66,8 +66,7 @@ class managed_pool : public stream_ordered_resource<managed_pool> {
   static constexpr memory_access access = memory_access::managed;
 
   explicit managed_pool(device& dev, managed_pool_config config = {})
-      : pool_(managed_upstream(dev, config.hints), pool_config(config)),
-        policy_(config.prefetch) {}
+      : pool_(managed_upstream(dev, config.hints), pool_config(config)), policy_(config.prefetch) {}
   managed_pool(const managed_pool&) = delete;
   managed_pool& operator=(const managed_pool&) = delete;
 
@@ -160,8 +159,8 @@ class managed_pool : public stream_ordered_resource<managed_pool> {
   void check_inside(const void* p, std::size_t bytes, const char* call) const {
     const std::size_t block = pool_.block_bytes(p);
     if (block == 0)
-      throw device_error(errc::invalid_argument,
-                         std::string("managed_pool::") + call + ": pointer is not a block of this pool");
+      throw device_error(errc::invalid_argument, std::string("managed_pool::") + call +
+                                                     ": pointer is not a block of this pool");
     if (bytes > block)
       throw device_error(errc::invalid_argument, std::string("managed_pool::") + call + ": " +
                                                      std::to_string(bytes) +

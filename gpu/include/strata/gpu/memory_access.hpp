@@ -13,9 +13,8 @@ enum class memory_access { none, device, host, managed };
 // Whether memory a resource hands out offers the access a property asks for.
 constexpr bool offers(memory_access resource, memory_access wanted) noexcept {
   if (wanted == memory_access::none) return false;
-  return resource == wanted ||
-         (resource == memory_access::managed &&
-          (wanted == memory_access::device || wanted == memory_access::host));
+  return resource == wanted || (resource == memory_access::managed &&
+                                (wanted == memory_access::device || wanted == memory_access::host));
 }
 
 // The access a property type stands for; none unless a bridge says otherwise.

@@ -13,14 +13,13 @@
 // plain host memory outside it. Managed memory keeps a residency per page:
 // a touch from the other side migrates the page at a cost, prefetch migrates
 // ahead on a stream at a lower one (managed_model). Device touches are the
-// device's memsets and copies; the host announces its touches (host_access). The configured latency is spent on every
-// synchronous allocate and deallocate, and whenever the stream-ordered pool
-// takes memory from the device or gives it back (then under the device's lock,
-// as a driver serialises it). The default stream is an ordinary stream here,
-// without CUDA's legacy implicit synchronisation. Like CUDA's pool, cached
-// stream-ordered memory above the release threshold (default 0) goes back at
-// each synchronisation; on running out, the pool gives back what it caches and
-// retries once.
+// device's memsets and copies; the host announces its touches (host_access). The configured latency
+// is spent on every synchronous allocate and deallocate, and whenever the stream-ordered pool takes
+// memory from the device or gives it back (then under the device's lock, as a driver serialises
+// it). The default stream is an ordinary stream here, without CUDA's legacy implicit
+// synchronisation. Like CUDA's pool, cached stream-ordered memory above the release threshold
+// (default 0) goes back at each synchronisation; on running out, the pool gives back what it caches
+// and retries once.
 #ifndef STRATA_GPU_SIMULATED_HPP
 #define STRATA_GPU_SIMULATED_HPP
 

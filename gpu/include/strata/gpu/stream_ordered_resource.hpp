@@ -117,7 +117,8 @@ class stream_ordered_resource {
   // CCCL's get_property, found by argument-dependent lookup: present exactly
   // for the property types a bridge (cccl.hpp) maps to this resource's access.
   template <class Property, class Self = Derived>
-  requires(offers(Self::access, property_access<Property>)) friend constexpr void get_property(const Derived&, Property) noexcept {}
+  requires(offers(Self::access, property_access<Property>)) friend constexpr void get_property(
+      const Derived&, Property) noexcept {}
 
  private:
   Derived& self() noexcept { return static_cast<Derived&>(*this); }

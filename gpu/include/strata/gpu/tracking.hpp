@@ -91,8 +91,7 @@ class stream_bound_upstream {
 
 template <device_memory_resource Upstream, bool Enabled = tracking_by_default,
           std::size_t StackDepth = 0, class Lock = std::mutex>
-class tracking
-    : public stream_ordered_resource<tracking<Upstream, Enabled, StackDepth, Lock>> {
+class tracking : public stream_ordered_resource<tracking<Upstream, Enabled, StackDepth, Lock>> {
   using records_type =
       ::strata::tracking<detail::stream_bound_upstream<Upstream>, Enabled, StackDepth, Lock>;
   using base = stream_ordered_resource<tracking>;
