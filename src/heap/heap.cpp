@@ -289,7 +289,7 @@ void* huge_move(void* p, std::size_t size) noexcept {
   global_stats::reserved.fetch_add(grow, std::memory_order_relaxed);
   global_stats::huge_in_use.fetch_add(grow, std::memory_order_relaxed);
   global_stats::commit(grow);
-  moved->size = total;
+  segment_set_mapped_bytes(moved, total);
   pg = &moved->pages[0];
   pg->area = reinterpret_cast<std::uint8_t*>(moved) + offset;
   pg->block_size = total - offset;
@@ -311,7 +311,7 @@ bool expand_in_place(void* p, std::size_t size) noexcept {
   global_stats::reserved.fetch_add(grow, std::memory_order_relaxed);
   global_stats::huge_in_use.fetch_add(grow, std::memory_order_relaxed);
   global_stats::commit(grow);
-  seg->size += grow;
+  segment_set_mapped_bytes(seg, seg->size + grow);
   pg->block_size += grow;
   return true;
 }

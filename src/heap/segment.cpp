@@ -46,7 +46,10 @@ segment* lookup(const void* p) {
   if (index >= units) return nullptr;
   std::uint8_t mark = present[index].load(std::memory_order_relaxed);
   if (mark == 0) return nullptr;
-  return reinterpret_cast<segment*>((index - (mark - 1)) << segment_shift);
+  auto* seg = reinterpret_cast<segment*>((index - (mark - 1)) << segment_shift);
+  // Past the segment's mapping another mapping may lie: not strata's.
+  auto end = reinterpret_cast<std::uintptr_t>(seg) + segment_mapped_bytes(seg);
+  return reinterpret_cast<std::uintptr_t>(p) < end ? seg : nullptr;
 }
 }  // namespace segment_map
 
@@ -72,6 +75,11 @@ void commit(std::size_t bytes) {
 namespace {
 
 constexpr std::size_t normal_cache_limit = 16;
+// A normal segment may map its range in steps of this much: the process's first
+// segment starts so (a program that allocates a few KiB maps 1 MiB, not 32), as
+// does one the OS refuses the whole range (an address-space limit), which then
+// grows a step at a time.
+constexpr std::size_t segment_step = std::size_t{1} << 20;
 constexpr std::size_t huge_cache_limit = 8;
 constexpr std::size_t huge_cache_bytes = std::size_t{1} << 30;
 
@@ -214,11 +222,48 @@ segment* map_segment(std::size_t size, std::size_t alignment) {
   if (seg == nullptr) return nullptr;
   if (options::get(STRATA_OPTION_LARGE_OS_PAGES) != 0) os::hint_huge_pages(seg, size);
   seg->size = size;
+  seg->growth_blocked = false;
   global_stats::reserved.fetch_add(size, std::memory_order_relaxed);
   global_stats::segments.fetch_add(1, std::memory_order_relaxed);
   global_stats::commit(header_size);  // the header slices
   segment_map::add(seg);
   return seg;
+}
+
+// Map a new normal segment: its whole range, but a step only for the process's
+// first segment or where the OS refuses the whole range. Secure mode's guard
+// ends the range and an up-front region is cut in whole segments: those map whole.
+segment* map_normal_segment() {
+  bool whole_only = secure_mode() || options::get(STRATA_OPTION_ARENA_RESERVE) != 0;
+  bool first = global_stats::segments.load(std::memory_order_relaxed) == 0;
+  if (whole_only || !first) {
+    if (segment* seg = map_segment(segment_size, segment_size)) return seg;
+    if (whole_only) return nullptr;
+  }
+  return map_segment(segment_step, segment_size);
+}
+
+// Map more of normal segment `seg` so that its first `slices` slices exist:
+// the rest of its range where the OS allows, else the steps they need. False
+// when refused; a range another mapping holds ends the segment's growth for good.
+bool grow_segment(segment* seg, std::size_t slices) {
+  std::size_t mapped = seg->size;
+  auto* end = reinterpret_cast<std::uint8_t*>(seg) + mapped;
+  std::size_t needed = (slices * slice_size + segment_step - 1) & ~(segment_step - 1);
+  std::size_t grow = segment_size - mapped;
+  void* p = os::reserve_at(end, grow);
+  if (p == nullptr && needed < segment_size) {
+    grow = needed - mapped;
+    p = os::reserve_at(end, grow);
+  }
+  if (p == nullptr) {
+    if (os::last_failure().error == EEXIST) seg->growth_blocked = true;
+    return false;
+  }
+  if (options::get(STRATA_OPTION_LARGE_OS_PAGES) != 0) os::hint_huge_pages(p, grow);
+  segment_set_mapped_bytes(seg, mapped + grow);
+  global_stats::reserved.fetch_add(grow, std::memory_order_relaxed);
+  return true;
 }
 
 }  // namespace
@@ -262,7 +307,7 @@ segment* segment_acquire(thread_context* owner, bool dirty_only) {
   segment* seg = take_cached(dirty_only);
   if (seg == nullptr && dirty_only) return nullptr;
   if (seg == nullptr) {
-    seg = map_segment(segment_size, segment_size);
+    seg = map_normal_segment();
     if (seg == nullptr) return nullptr;
     std::memset(seg->dirty_slices, 0, sizeof(seg->dirty_slices));
     if (secure_mode()) protect_normal_segment(seg);
@@ -444,8 +489,13 @@ std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_onl
   std::uint64_t avail[bitmap_words];
   for (std::size_t w = 0; w < bitmap_words; ++w)
     avail[w] = seg->free_slices[w] & (dirty_only ? seg->dirty_slices[w] : ~std::uint64_t{0});
+  // Slices past the mapping serve once it grows over them; never where it cannot.
+  std::size_t mapped = seg->size / slice_size;
+  if (seg->growth_blocked) slice_bitmap::assign(avail, mapped, slice_count - mapped, false);
   std::size_t start = slice_bitmap::find_run(avail, slice_count, header_slices, count);
   if (start == slice_count) return 0;
+  // The lowest run reaches past the mapping only when no run fits inside it.
+  if (start + count > mapped && !grow_segment(seg, start + count)) return 0;
   std::size_t fresh = dirty_only ? 0 : count - slice_bitmap::count(seg->dirty_slices, start, count);
   if (fresh != 0) global_stats::commit(fresh * slice_size);
   slice_bitmap::assign(seg->free_slices, start, count, false);

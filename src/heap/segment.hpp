@@ -31,7 +31,9 @@ struct segment {
   page pages[slice_count];  // descriptor of each page, at its first slice; first in the
                             // header, so a descriptor's address is a shift of the slice's
   bool huge;
-  std::size_t size;       // bytes reserved
+  bool growth_blocked;    // another mapping lies right past `size`: it maps no more
+  std::size_t size;       // bytes mapped from its start: a normal segment maps its
+                          // range in steps, a huge one ends with its block
   thread_context* owner;  // thread that carves pages from it; null when abandoned or cached
   segment* next;          // in the owner's list, the abandoned list or a cache
   segment* prev;
@@ -64,6 +66,15 @@ static_assert(sizeof(page) == std::size_t{1} << descriptor_shift,
               "free finds a descriptor with a shift, not a multiply");
 static_assert(sizeof(segment) <= header_size, "segment header must fit its slices");
 
+// A segment's `size`, as a thread other than its owner reads it while the
+// owner maps more of it (or grows a huge block).
+inline std::size_t segment_mapped_bytes(segment* s) {
+  return std::atomic_ref<std::size_t>(s->size).load(std::memory_order_relaxed);
+}
+inline void segment_set_mapped_bytes(segment* s, std::size_t bytes) {
+  std::atomic_ref<std::size_t>(s->size).store(bytes, std::memory_order_relaxed);
+}
+
 inline segment* segment_of(const void* p) {
   return reinterpret_cast<segment*>(reinterpret_cast<std::uintptr_t>(p) & ~(segment_size - 1));
 }
@@ -91,7 +102,8 @@ void remove(const segment* s);
 void add_far_block(const segment* s, const void* area);
 void remove_far_block(const void* area);
 // The segment holding `p` when p's unit is a segment's first or a far-aligned
-// huge block's; null otherwise (the slow paths' form of contains).
+// huge block's and `p` lies inside the segment's mapping; null otherwise (the
+// slow paths' form of contains).
 segment* lookup(const void* p);
 }  // namespace segment_map
 

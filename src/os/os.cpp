@@ -193,6 +193,20 @@ void* reserve_aligned(std::size_t size, std::size_t alignment, bool accessible) 
   return p;
 }
 
+void* reserve_at(void* at, std::size_t size) noexcept {
+  if (injected_failure("reserve")) return nullptr;
+  void* p = ::mmap(at, size, PROT_READ | PROT_WRITE, map_at_flags, -1, 0);
+  if (p == MAP_FAILED) {
+    fail("reserve");
+    return nullptr;
+  }
+  if (p == at) return p;
+  // A kernel before 4.17 took the address as a hint: the range is taken.
+  ::munmap(p, size);
+  last = {"reserve", EEXIST};
+  return nullptr;
+}
+
 bool release(void* p, std::size_t size) noexcept {
   if (injected_failure("release")) return false;
   if (::munmap(p, size) != 0) return fail("release");

@@ -33,6 +33,10 @@ bool huge_pages_always() noexcept;
 // mapping are taken (then size + alignment), so it works under a tight RLIMIT_AS.
 void* reserve_aligned(std::size_t size, std::size_t alignment, bool accessible) noexcept;
 bool release(void* p, std::size_t size) noexcept;
+// Map `size` readable/writable bytes at `at` exactly (to grow a mapping that
+// ends there); null when something is mapped in the range (last_failure()
+// says EEXIST) or the OS refuses (ENOMEM: an address-space limit, say).
+void* reserve_at(void* at, std::size_t size) noexcept;
 
 // Make a reserved range usable / give its memory back and make it inaccessible.
 bool commit(void* p, std::size_t size) noexcept;

@@ -1,0 +1,119 @@
+// A small start: the process's first segment maps 1 MiB of its 32 MiB range and
+// grows as pages are needed, so a program that allocates a few KiB maps little,
+// and a program under a tight address-space limit (RLIMIT_AS) is served nearly
+// all of it. Each test runs in a fresh process (a re-executed death test): no
+// segment of an earlier test may exist when it starts.
+#include <sys/mman.h>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "address_limit.hpp"
+#include "heap/heap.hpp"
+#include "strata/strata.h"
+
+namespace {
+
+using namespace strata_limits;
+
+constexpr std::size_t MiB = std::size_t{1} << 20;
+constexpr std::size_t segment_bytes = 32 * MiB;
+
+// Leave the process with `code`, saying why on stderr when it is not 0.
+[[noreturn]] void finish(int code, const char* what, std::size_t value) {
+  if (code != 0) std::fprintf(stderr, "%s: %zu\n", what, value);
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
+// A few KiB in blocks of many classes, then how much more the process maps.
+[[noreturn]] void map_for_a_few_kib() {
+  std::size_t before = mapped_bytes();
+  std::vector<void*> blocks;
+  blocks.reserve(32);
+  for (std::size_t size = 16; size <= 1024; size += 48) blocks.push_back(strata_malloc(size));
+  std::size_t grown = mapped_bytes() - before;
+  for (void* p : blocks) strata_free(p);
+  // A segment's first step and the heap's first metadata chunk, 1 MiB each.
+  finish(grown <= 4 * MiB ? 0 : 1, "bytes mapped for a few KiB", grown);
+}
+
+// 16-byte blocks until the heap says no, under a limit 24 MiB above what the
+// process maps now (less than one whole segment); then all freed, and as many again.
+[[noreturn]] void fill_a_tight_limit() {
+  constexpr std::size_t headroom = 24 * MiB;
+  if (!limit_address_space(headroom)) finish(2, "setrlimit failed", 0);
+  auto fill = [](std::size_t most) {
+    void** chain = nullptr;
+    std::size_t served = 0;
+    while (served < most) {
+      auto** block = static_cast<void**>(strata_malloc(16));
+      if (block == nullptr) break;
+      *block = chain;
+      chain = block;
+      ++served;
+    }
+    return std::pair<void**, std::size_t>{chain, served};
+  };
+  auto [chain, served] = fill(SIZE_MAX);
+  if (errno != ENOMEM) finish(1, "errno after the refusal", static_cast<std::size_t>(errno));
+  if (served * 16 < headroom / 4 * 3) finish(1, "bytes served under a 24 MiB headroom", served * 16);
+  while (chain != nullptr) {
+    void** next = static_cast<void**>(*chain);
+    strata_free(chain);
+    chain = next;
+  }
+  strata_collect(1);
+  auto [again_chain, again] = fill(served);
+  finish(again == served ? 0 : 1, "blocks served the second time", again);
+}
+
+void* foreign_freed = nullptr;
+
+// Another mapping taken right inside the first segment's range, past its first
+// step: the segment grows no further, a free of that mapping's memory goes to
+// the foreign-pointer handler, and blocks keep coming from other segments.
+[[noreturn]] void share_a_segment_range() {
+  auto* first = static_cast<std::uint8_t*>(strata_malloc(16));
+  auto* range = reinterpret_cast<std::uint8_t*>(reinterpret_cast<std::uintptr_t>(first) &
+                                                ~(segment_bytes - 1));
+  std::uint8_t* other_start = range + 8 * MiB;
+  void* other = mmap(other_start, 4096, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (other != other_start) finish(2, "could not map inside the segment's range", 0);
+  strata::heap::set_foreign_free_handler([](void* p) { foreign_freed = p; });
+  strata_free(static_cast<std::uint8_t*>(other) + 64);
+  if (foreign_freed != static_cast<std::uint8_t*>(other) + 64) finish(1, "foreign free missed", 0);
+  if (strata_usable_size(other) != 0) finish(1, "usable size of a foreign pointer", 1);
+  std::vector<std::uint8_t*> blocks;
+  for (int i = 0; i < 256; ++i) {  // 16 MiB of 64 KiB blocks: past where the other mapping lies
+    auto* p = static_cast<std::uint8_t*>(strata_malloc(64 * 1024));
+    if (p == nullptr) finish(1, "refused block", static_cast<std::size_t>(i));
+    if (p + 64 * 1024 > other_start && p < other_start + 4096)
+      finish(1, "a block overlaps the other mapping", static_cast<std::size_t>(i));
+    p[0] = p[64 * 1024 - 1] = 1;
+    blocks.push_back(p);
+  }
+  for (std::uint8_t* p : blocks) strata_free(p);
+  strata_free(first);
+  finish(0, "", 0);
+}
+
+}  // namespace
+
+TEST(SmallStart, AFewKiBMapLittleAddressSpace) {
+  EXPECT_EXIT(map_for_a_few_kib(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(SmallStart, SmallBlocksFillATightLimit) {
+  if (under_sanitizer) GTEST_SKIP() << "an address-space limit cannot hold a sanitizer's shadow";
+  EXPECT_EXIT(fill_a_tight_limit(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(SmallStart, AnotherMappingInsideTheFirstSegmentsRange) {
+  EXPECT_EXIT(share_a_segment_range(), ::testing::ExitedWithCode(0), "");
+}
