@@ -164,7 +164,8 @@ void free_huge_owned(heap* h, page* pg) {
 void free_slow(segment* seg, page* pg, void* p) noexcept {
   // Past a segment's mapping (a normal segment maps its range in steps, a
   // huge one ends with its block) another mapping may lie: not strata's.
-  if (static_cast<std::uint8_t*>(p) >= reinterpret_cast<std::uint8_t*>(seg) + segment_mapped_bytes(seg))
+  if (static_cast<std::uint8_t*>(p) >=
+      reinterpret_cast<std::uint8_t*>(seg) + segment_mapped_bytes(seg))
     return foreign_handler(p);
   valgrind_quiet quiet;
   std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);

@@ -61,7 +61,8 @@ constexpr std::size_t segment_bytes = 32 * MiB;
   };
   auto [chain, served] = fill(SIZE_MAX);
   if (errno != ENOMEM) finish(1, "errno after the refusal", static_cast<std::size_t>(errno));
-  if (served * 16 < headroom / 4 * 3) finish(1, "bytes served under a 24 MiB headroom", served * 16);
+  if (served * 16 < headroom / 4 * 3)
+    finish(1, "bytes served under a 24 MiB headroom", served * 16);
   while (chain != nullptr) {
     void** next = static_cast<void**>(*chain);
     strata_free(chain);
