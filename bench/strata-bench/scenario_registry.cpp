@@ -64,7 +64,8 @@ constexpr auto registry = std::to_array<scenario>({
      "posix_memalign of 1,000 x 256 B at each alignment, then the frees; every address checked",
      xsigma_alignment},
     {"xsigma/large-blocks", "000", "1, 16 and 64 MB blocks",
-     "malloc, write one byte per 4 KB page, free", xsigma_large_blocks},
+     "malloc, write one byte per 4 KB page, free; minor page faults per round",
+     xsigma_large_blocks},
     {"xsigma/4-threads-mixed", "000", "4 threads x 1,000 mixed 1-64 KB",
      "each of 4 pinned threads makes 1,000 allocations of 1-64 KB then frees them; wall time",
      xsigma_four_threads_mixed},
@@ -72,6 +73,16 @@ constexpr auto registry = std::to_array<scenario>({
      "10,000 allocations interleaved with frees of random live blocks (p = 0.4), every block "
      "filled and checked before its free; time, peak live blocks, RSS growth",
      xsigma_mixed_stress},
+    {"xsigma/large-block-loop", "000", "5-25 MB blocks allocated and freed in a loop",
+     "100 blocks (500 with --full) of 5-25 MB (uniform, fixed seed), one at a time: malloc, "
+     "write one byte per 4 KB page, free; mean time per cycle, minor page faults per cycle, "
+     "and the RSS growth at the peak and after the loop over the RSS before the first round "
+     "(issue 21)",
+     xsigma_large_block_loop},
+    {"xsigma/large-block-loop-3-bytes", "000", "5-25 MB blocks in a loop, 3 bytes written",
+     "as large-block-loop, but only the first, middle and last byte of each block written, "
+     "which leaves the heap's own cost and the page faults it causes (issue 21)",
+     xsigma_large_block_loop_3_bytes},
     {"xsigma/bfc",
      "000",
      "BFC allocator: mixed sizes in a preallocated region",
@@ -124,6 +135,19 @@ constexpr auto registry = std::to_array<scenario>({
     {"cell/random-traversal", "001", "Random traversal of 100,000 objects",
      "100,000 separately allocated 64-byte objects read in a fixed random order",
      cell_random_traversal},
+    {"cell/false-sharing-active", "001", "Active false sharing, 8-byte objects",
+     "2 pinned threads (and one per CPU where there are more) each allocate an 8-byte object, "
+     "write each of its bytes 1,000 times, free it; 2,000 objects each (10,000 with --full); "
+     "wall time, and as a fact the 64-byte lines that objects of different threads shared "
+     "(the cache-thrash shape; issue 21)",
+     cell_false_sharing_active},
+    {"cell/false-sharing-passive", "001", "Passive false sharing, 8-byte objects",
+     "the main thread allocates one 8-byte object per worker, back to back, and hands them "
+     "out; each pinned worker frees the one it got, then allocates, writes 1,000 times per "
+     "byte and frees its own, 2,000 times (10,000 with --full); wall time, and as facts the "
+     "64-byte lines that the workers' own objects shared, and that the handed-out ones did "
+     "(the cache-scratch shape; issue 21)",
+     cell_false_sharing_passive},
     {"cell/pool-traversal",
      "001",
      "Traversal of objects from strata's fixed-size pool",
@@ -145,15 +169,22 @@ constexpr auto registry = std::to_array<scenario>({
 
     // 002 Unified Allocator
     {"unified/small", "002", "Small blocks (< 1 MB)",
-     "256 blocks of 4 KB-1 MB: allocate all, write and read all, free all", unified_small},
+     "256 blocks of 4 KB-1 MB: allocate all, write and read all, free all; minor page faults "
+     "per round",
+     unified_small},
     {"unified/medium", "002", "Medium blocks (1-10 MB)",
-     "16 blocks of 1-10 MB: allocate all, write and read all, free all", unified_medium},
+     "16 blocks of 1-10 MB: allocate all, write and read all, free all; minor page faults per "
+     "round",
+     unified_medium},
     {"unified/large", "002", "Large blocks (> 10 MB)",
-     "16, 32 and 64 MB: allocate all, write and read all, free all", unified_large},
+     "16, 32 and 64 MB: allocate all, write and read all, free all; minor page faults per round",
+     unified_large},
     {"unified/mixed", "002", "Mixed sizes",
-     "64 small, 8 medium and one 20 MB block: allocate, access, free", unified_mixed},
+     "64 small, 8 medium and one 20 MB block: allocate, access, free; minor page faults per round",
+     unified_mixed},
     {"unified/repeated-1mb", "002", "64 x 1 MB",
-     "64 blocks of exactly 1 MB: allocate, access, free", unified_repeated_1mb},
+     "64 blocks of exactly 1 MB: allocate, access, free; minor page faults per round",
+     unified_repeated_1mb},
     {"unified/pool-reuse", "002", "1 MB allocate/free repeated 1,000 times",
      "allocate 1 MB, write a byte, free; 1,000 times", unified_pool_reuse},
     {"unified/threads", "002", "Multithreaded (4 and 8 threads)",
@@ -204,6 +235,11 @@ constexpr auto registry = std::to_array<scenario>({
     {"session/producer-consumer", "003", "Producer -> consumer, 2 threads",
      "one thread allocates 256-byte messages, a second frees them; messages per second",
      session_producer_consumer},
+    {"session/producer-consumer-sizes", "003", "Producer -> consumer, sizes 64 B-1 KiB",
+     "as producer-consumer, with 300,000 messages (2,000,000 with --full) of sizes drawn "
+     "uniformly from 64 B to 1 KiB (fixed seed), then the same count of 256 B messages; "
+     "wall time per block (issue 21)",
+     session_producer_consumer_sizes},
     {"session/cleanup", "003", "Cleanup after 1,000 messages",
      "free() of each message vs release() of std::pmr resources", session_cleanup},
     {"session/overflow", "003", "Overflow: 100 messages into a 4 KB buffer",

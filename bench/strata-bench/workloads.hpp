@@ -15,6 +15,9 @@ void xsigma_alignment(const run_settings&, recorder&);
 void xsigma_large_blocks(const run_settings&, recorder&);
 void xsigma_four_threads_mixed(const run_settings&, recorder&);
 void xsigma_mixed_stress(const run_settings&, recorder&);
+// issue 21: 5-25 MB blocks in a loop, every page written or 3 bytes
+void xsigma_large_block_loop(const run_settings&, recorder&);
+void xsigma_large_block_loop_3_bytes(const run_settings&, recorder&);
 // strategies: strata bfc in a preallocated region, malloc, pmr pool, strata heap
 void xsigma_bfc(const run_settings&, recorder&);
 // strategies: heap alone, tracking compiled out, tracking on, statistics adaptor
@@ -32,6 +35,9 @@ void cell_large_pairs(const run_settings&, recorder&);
 void cell_thread_scaling(const run_settings&, recorder&);
 void cell_sequential_traversal(const run_settings&, recorder&);
 void cell_random_traversal(const run_settings&, recorder&);
+// issue 21: small objects of different threads in one cache line
+void cell_false_sharing_active(const run_settings&, recorder&);
+void cell_false_sharing_passive(const run_settings&, recorder&);
 void pool_traversal(const run_settings&, recorder&);  // strategies: strata pool, malloc
 void pool_pairs(const run_settings&, recorder&);
 
@@ -58,6 +64,8 @@ void session_bursts(const run_settings&, recorder&);
 void session_single_allocation(const run_settings&, recorder&);
 void session_free_latency(const run_settings&, recorder&);
 void session_producer_consumer(const run_settings&, recorder&);
+// issue 21: the producer -> consumer pair with sizes spread over 64 B-1 KiB
+void session_producer_consumer_sizes(const run_settings&, recorder&);
 void session_cleanup(const run_settings&, recorder&);
 void session_overflow(const run_settings&, recorder&);
 // strategies: strata session heap, pmr monotonic and pool, mimalloc heap, malloc

@@ -10,6 +10,7 @@
 
 #include "cycle_clock.hpp"
 #include "optimizer_barrier.hpp"
+#include "page_faults.hpp"
 #include "resident_memory.hpp"
 #include "thread_team.hpp"
 #include "workloads.hpp"
@@ -95,10 +96,13 @@ void xsigma_alignment(const run_settings& settings, recorder& out) {
   if (!misaligned_at.empty()) out.fact("misaligned at alignment", misaligned_at);
 }
 
-// One block each of 1, 16 and 64 MB: allocate, write one byte per 4 KB page, free.
+// One block each of 1, 16 and 64 MB: allocate, write one byte per 4 KB page, free; and
+// each round's minor page faults (whether round 2 on reuses the pages of round 1).
 void xsigma_large_blocks(const run_settings& settings, recorder& out) {
   bool all_succeeded = true;
+  int round = 0;
   run_rounds(settings, [&](bool measured) {
+    const long long faults_before = minor_page_faults();
     for (std::size_t megabytes : {1, 16, 64}) {
       const std::size_t bytes = megabytes << 20;
       const double start = monotonic_ns();
@@ -113,6 +117,7 @@ void xsigma_large_blocks(const run_settings& settings, recorder& out) {
       const double elapsed = monotonic_ns() - start;
       if (measured) out.add(std::to_string(megabytes) + " MB", "ms", elapsed / 1e6);
     }
+    record_round_faults(out, ++round, minor_page_faults() - faults_before, measured);
   });
   out.fact("all succeeded", all_succeeded);
 }
