@@ -7,7 +7,7 @@ build_pkgs=(cmake ninja-build g++ pkg-config libgtest-dev libbenchmark-dev)
 test_pkgs=(clang-format python3 sqlite3 git gcc time libpython3.11-testsuite clang
            libclang-rt-14-dev)
 bench_pkgs=(libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libtbb-dev python3-matplotlib
-            valgrind time)
+            valgrind time redis-server redis-tools)
 
 want=("${build_pkgs[@]}")
 case "${1:-build}" in

@@ -47,7 +47,7 @@ for workload in "${workloads[@]}"; do
   case "$workload" in
     git) make_git "$dir" ;;
     gcc) make_gcc "$dir" ;;
-    python | sqlite | thread_mix) ;;
+    python | sqlite | redis | thread_mix) ;;
     *) echo "make_inputs.sh: unknown workload '$workload'" >&2; exit 2 ;;
   esac
 done

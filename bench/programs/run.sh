@@ -2,16 +2,19 @@
 # Time real programs under each allocator and print a Markdown table.
 #
 # Usage: bench/programs/run.sh [-n RUNS] [-s STRATA_SO] [-i INPUTS_DIR] [-t THREAD_MIX] [PROGRAM...]
-#   PROGRAM   python sqlite git gcc thread_mix (default: all of them)
+#   PROGRAM   python sqlite git gcc redis thread_mix (default: all of them)
 #   -n RUNS   runs per program and allocator; the table shows the medians (default 5)
 #   -s PATH   the strata override (default build/release/libstrata-malloc.so)
 #   -i DIR    where the generated inputs live (default build/programs-inputs)
 #   -t PATH   the thread_mix test program (default build/release/tests/override/override_thread_mix)
 # Each cell is the median wall time and the median peak RSS (largest process of the
-# program, from /usr/bin/time), for glibc, mimalloc, jemalloc, tcmalloc and strata,
-# each preloaded with LD_PRELOAD. An allocator whose library is absent shows as
-# "missing"; a run whose output differs from glibc's is flagged. Runs are interleaved
-# across allocators so a drift in machine load hits all of them alike.
+# program, from /usr/bin/time; for redis, the benchmark's time and the server's VmHWM),
+# for glibc, mimalloc, jemalloc, tcmalloc, tbbmalloc and strata, each preloaded with
+# LD_PRELOAD (glibc's libc too, so that it comes before an allocator a program links
+# itself: redis-server links jemalloc). An allocator whose library is absent shows as
+# "missing"; a program not installed is skipped; a run whose output differs from
+# glibc's is flagged. Runs are interleaved across allocators so a drift in machine load
+# hits all of them alike.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -27,20 +30,21 @@ while getopts "n:s:i:t:h" option; do
     s) strata=$OPTARG ;;
     i) inputs=$OPTARG ;;
     t) thread_mix=$OPTARG ;;
-    *) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 2 ;;
+    *) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
 programs=("$@")
-[ ${#programs[@]} -gt 0 ] || programs=(python sqlite git gcc thread_mix)
+[ ${#programs[@]} -gt 0 ] || programs=(python sqlite git gcc redis thread_mix)
 [ -x /usr/bin/time ] || { echo "run.sh: needs GNU time (apt-get install time)" >&2; exit 1; }
 
-allocators=(glibc mimalloc jemalloc tcmalloc strata)
+allocators=(glibc mimalloc jemalloc tcmalloc tbbmalloc strata)
 declare -A library=(
-  [glibc]=""
+  [glibc]=$libdir/libc.so.6
   [mimalloc]=$libdir/libmimalloc.so.2
   [jemalloc]=$libdir/libjemalloc.so.2
   [tcmalloc]=$libdir/libtcmalloc_minimal.so.4
+  [tbbmalloc]=$libdir/libtbbmalloc_proxy.so.2
   [strata]=$strata
 )
 
@@ -52,30 +56,38 @@ program_command() {
   case "$1" in
     thread_mix) [ -x "$thread_mix" ] && echo "$thread_mix" ;;
     python | sqlite | git | gcc) echo "$here/workload.sh $1 $inputs" ;;
+    redis) command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null &&
+      echo "$here/workload.sh redis $inputs" ;;
     *) echo "run.sh: unknown program '$1'" >&2; exit 2 ;;
   esac
 }
 
-# is_available ALLOCATOR: whether its library exists (glibc always does).
+# is_available ALLOCATOR: whether its library exists.
 is_available() {
-  [ -z "${library[$1]}" ] || [ -f "${library[$1]}" ]
+  [ -f "${library[$1]}" ]
 }
 
 # measure PROGRAM ALLOCATOR RUN: one timed run; appends "seconds kib" to the samples
-# and records the digest of its output.
+# (those the workload wrote to $WORKLOAD_SAMPLE where it did, else /usr/bin/time's) and
+# records the digest of its output.
 measure() {
   local program=$1 allocator=$2 run=$3 command
   command=$(program_command "$program")
   local base=$scratch/$program.$allocator
+  rm -f "$base.sample"
   # shellcheck disable=SC2086
-  if ! LD_PRELOAD=${library[$allocator]} /usr/bin/time -f "%e %M" -o "$base.time" \
-    $command >"$base.out" 2>"$base.err"; then
+  if ! LD_PRELOAD=${library[$allocator]} WORKLOAD_SAMPLE=$base.sample \
+    /usr/bin/time -f "%e %M" -o "$base.time" $command >"$base.out" 2>"$base.err"; then
     echo "failed" >>"$base.status"
     echo "run.sh: $program under $allocator failed (run $run):" >&2
     tail -n 5 "$base.err" >&2
     return
   fi
-  tail -n 1 "$base.time" >>"$base.samples"
+  if [ -s "$base.sample" ]; then
+    cat "$base.sample" >>"$base.samples"
+  else
+    tail -n 1 "$base.time" >>"$base.samples"
+  fi
   sha256sum <"$base.out" | cut -c1-16 >>"$base.digests"
 }
 
@@ -107,7 +119,7 @@ for program in "${programs[@]}"; do
   if [ -n "$(program_command "$program")" ]; then
     active+=("$program")
   else
-    echo "run.sh: skipping $program (not built: $thread_mix)" >&2
+    echo "run.sh: skipping $program (not built or not installed)" >&2
   fi
 done
 

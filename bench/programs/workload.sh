@@ -8,6 +8,9 @@
 #   sqlite  sqlite3 building and querying a 150,000-row database (sqlite_workload.sql)
 #   git     log, diff, blame, archive, repack and fsck on a 4,000-commit repository
 #   gcc     gcc -O2 -g compiling and linking a generated C file, then running it
+#   redis   redis-server on a free loopback port, loaded by redis-benchmark (bounded:
+#           100,000 requests per test); with $WORKLOAD_SAMPLE set, writes to that file
+#           "SECONDS KIB": the benchmark's wall time and the server's peak RSS (VmHWM)
 # Missing inputs are generated first (make_inputs.sh), without LD_PRELOAD.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -70,7 +73,47 @@ run_gcc() {
   echo "program prints: $("$scratch/generated")"
 }
 
+# free_loopback_port: a TCP port on 127.0.0.1 that nothing answers on now.
+free_loopback_port() {
+  local port
+  while :; do
+    port=$((20000 + RANDOM % 40000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
+  done
+}
+
+# The pid of the redis server while it runs, for the exit trap.
+redis_server=""
+
+# The server runs under the allocator being measured (LD_PRELOAD); the clients run
+# without it, since they are not what is measured. Their throughput figures vary from
+# run to run, so only the names of the tests run are printed.
+run_redis() {
+  local port start seconds peak_kib
+  port=$(free_loopback_port)
+  redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --daemonize no \
+    --dir "$scratch" --logfile "$scratch/redis.log" &
+  redis_server=$!
+  # A workload that fails half-way must not leave the server behind.
+  trap '[ -z "$redis_server" ] || kill "$redis_server" 2>/dev/null; rm -rf "$scratch"' EXIT
+  until [ "$(LD_PRELOAD='' redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; do
+    kill -0 "$redis_server" 2>/dev/null || { tail -n 5 "$scratch/redis.log" >&2; return 1; }
+    sleep 0.1
+  done
+  start=$(date +%s.%N)
+  LD_PRELOAD='' redis-benchmark -h 127.0.0.1 -p "$port" -n 100000 -r 100000 -d 256 -c 20 -P 16 \
+    -t set,get,lpush,lpop,sadd,hset,zadd,lrange_100 --csv >"$scratch/benchmark.csv"
+  seconds=$(awk -v start="$start" -v end="$(date +%s.%N)" 'BEGIN { print end - start }')
+  # Read before the shutdown: the status file goes with the process.
+  peak_kib=$(awk '/^VmHWM:/ { print $2 }' "/proc/$redis_server/status")
+  LD_PRELOAD='' redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+  wait "$redis_server"
+  redis_server=""
+  echo "tests run: $(tail -n +2 "$scratch/benchmark.csv" | cut -d, -f1 | tr -d '"' | paste -sd ';')"
+  [ -z "${WORKLOAD_SAMPLE:-}" ] || echo "$seconds $peak_kib" >"$WORKLOAD_SAMPLE"
+}
+
 case "$workload" in
-  python | sqlite | git | gcc) "run_$workload" ;;
+  python | sqlite | git | gcc | redis) "run_$workload" ;;
   *) echo "workload.sh: unknown workload '$workload'" >&2; exit 2 ;;
 esac
