@@ -65,9 +65,8 @@ void remote_free(page* pg, block* b, std::uintptr_t word) {
     b->free_tag = tag;
   }
   // Before the block is posted: from then on its owner may hand it out again.
-  // (Checked pages keep their free blocks' fill.)
-  if (pg->block_size >= remote_purge_min && (huge || page_has_map(pg)) &&
-      (word & page_is_checked) == 0)
+  // (Map and huge blocks carry no fill that debug mode checks.)
+  if (pg->block_size >= remote_purge_min && (huge || page_has_map(pg)))
     segment_purge_freed_block(pg, b);
   bool abandoned = (word & ~page_flag_mask) == 0;
   heap* me = default_heap();

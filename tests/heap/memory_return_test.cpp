@@ -82,6 +82,7 @@ TEST_F(MemoryReturn, ForcedCollectionTakesBackSegmentsOfExitedThreads) {
 }
 
 TEST_F(MemoryReturn, PurgeThreadTakesBackSegmentsOfExitedThreads) {
+  if (strata_option_get(STRATA_OPTION_PURGE_THREAD) == 0) GTEST_SKIP() << "no purge thread";
   std::vector<void*> blocks = blocks_of_exited_threads();
   ASSERT_GT(os::current_rss(), base_ + 100 * MiB);
   for (void* p : blocks) strata_free(p);
