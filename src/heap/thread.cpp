@@ -62,6 +62,9 @@ void link_segment(thread_context* ctx, segment* seg) {
 bool adopt_segment(thread_context* ctx, segment* seg) {
   heap* h = &ctx->main_heap;
   link_segment(ctx, seg);
+  // Slices freed while it was abandoned keep their purge deadline, now this thread's.
+  if (seg->purge_deadline != 0 && (ctx->next_purge == 0 || seg->purge_deadline < ctx->next_purge))
+    ctx->next_purge = seg->purge_deadline;
   std::size_t live = 0;
   for_each_page(seg, [&](page* pg) {
     std::uintptr_t flags = pg->owner.load(std::memory_order_relaxed) & page_kind_flags;
