@@ -73,40 +73,52 @@ run_gcc() {
   echo "program prints: $("$scratch/generated")"
 }
 
-# free_loopback_port: a TCP port on 127.0.0.1 that nothing answers on now.
-free_loopback_port() {
-  local port
-  while :; do
-    port=$((20000 + RANDOM % 40000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
+# The redis server while it runs (pid, port), for the exit trap and the clients.
+redis_server=""
+redis_port=""
+
+# start_redis_server: starts redis-server (under the allocator being measured) on a
+# loopback port that nothing answers on, below the ephemeral range so that no client
+# connection holds it either; another port is tried if the bind fails all the same.
+start_redis_server() {
+  local low attempt
+  low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  for attempt in 1 2 3 4 5; do
+    redis_port=$((10000 + RANDOM % (low - 10000)))
+    (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null && continue
+    redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no \
+      --daemonize no --dir "$scratch" --logfile "$scratch/redis.log" &
+    redis_server=$!
+    until [ "$(LD_PRELOAD='' redis-cli -p "$redis_port" ping 2>/dev/null)" = PONG ]; do
+      if ! kill -0 "$redis_server" 2>/dev/null; then
+        wait "$redis_server" || true
+        redis_server=""
+        break
+      fi
+      sleep 0.1
+    done
+    [ -z "$redis_server" ] || return 0
   done
+  echo "workload.sh: redis-server did not start ($attempt tries):" >&2
+  tail -n 5 "$scratch/redis.log" >&2
+  return 1
 }
 
-# The pid of the redis server while it runs, for the exit trap.
-redis_server=""
-
-# The server runs under the allocator being measured (LD_PRELOAD); the clients run
-# without it, since they are not what is measured. Their throughput figures vary from
-# run to run, so only the names of the tests run are printed.
+# The clients run without the allocator, since they are not what is measured. Their
+# throughput figures vary from run to run, so only the names of the tests run are
+# printed.
 run_redis() {
-  local port start seconds peak_kib
-  port=$(free_loopback_port)
-  redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --daemonize no \
-    --dir "$scratch" --logfile "$scratch/redis.log" &
-  redis_server=$!
+  local start seconds peak_kib
   # A workload that fails half-way must not leave the server behind.
   trap '[ -z "$redis_server" ] || kill "$redis_server" 2>/dev/null; rm -rf "$scratch"' EXIT
-  until [ "$(LD_PRELOAD='' redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; do
-    kill -0 "$redis_server" 2>/dev/null || { tail -n 5 "$scratch/redis.log" >&2; return 1; }
-    sleep 0.1
-  done
+  start_redis_server
   start=$(date +%s.%N)
-  LD_PRELOAD='' redis-benchmark -h 127.0.0.1 -p "$port" -n 100000 -r 100000 -d 256 -c 20 -P 16 \
-    -t set,get,lpush,lpop,sadd,hset,zadd,lrange_100 --csv >"$scratch/benchmark.csv"
+  LD_PRELOAD='' redis-benchmark -h 127.0.0.1 -p "$redis_port" -n 100000 -r 100000 -d 256 \
+    -c 20 -P 16 -t set,get,lpush,lpop,sadd,hset,zadd,lrange_100 --csv >"$scratch/benchmark.csv"
   seconds=$(awk -v start="$start" -v end="$(date +%s.%N)" 'BEGIN { print end - start }')
   # Read before the shutdown: the status file goes with the process.
   peak_kib=$(awk '/^VmHWM:/ { print $2 }' "/proc/$redis_server/status")
-  LD_PRELOAD='' redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+  LD_PRELOAD='' redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
   wait "$redis_server"
   redis_server=""
   echo "tests run: $(tail -n +2 "$scratch/benchmark.csv" | cut -d, -f1 | tr -d '"' | paste -sd ';')"
