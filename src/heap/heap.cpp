@@ -16,8 +16,10 @@ constinit thread_local heap* tls_heap __attribute__((tls_model(STRATA_TLS_MODEL)
 namespace {
 
 // Blocks carved per extension: 16 KiB worth, so carving never commits a whole
-// 64 KiB page of blocks at once.
+// 64 KiB page of blocks at once; a page's first carve is one OS page, so a
+// program that uses a few blocks of many sizes touches little memory.
 constexpr std::size_t extend_bytes = 16384;
+constexpr std::size_t first_extend_bytes = 4096;
 
 // Slices of a page for `cls`: one 64 KiB slice up to 8 KiB blocks, then room
 // for about eight blocks, at most 512 KiB unless a single block needs more.
@@ -32,7 +34,8 @@ std::size_t page_slices(std::size_t cls) {
 // Carve the next few blocks of the page onto its (empty) free list.
 void page_extend(page* pg) {
   std::uint32_t n = pg->reserved - pg->capacity;
-  std::size_t most = extend_bytes / pg->block_size;
+  // (List page blocks are under 4 KiB: at least one is carved.)
+  std::size_t most = (pg->capacity == 0 ? first_extend_bytes : extend_bytes) / pg->block_size;
   if (n > most) n = static_cast<std::uint32_t>(most);
   std::uint8_t* first = pg->area + pg->capacity * pg->block_size;
   // Carved blocks carry the free mark too: freeing one never handed out is caught.
