@@ -26,7 +26,7 @@ constexpr int writes_per_byte = 1000;
 // How long each thread works: objects allocated one after another, each written
 // `writes_per_byte` times per byte before its free.
 int objects_per_thread(const run_settings& settings) {
-  return settings.full ? 10000 : 2000;
+  return settings.full ? 50000 : 10000;
 }
 
 // The thread counts: two threads, and one per CPU this process may use when that is more.

@@ -137,14 +137,14 @@ constexpr auto registry = std::to_array<scenario>({
      cell_random_traversal},
     {"cell/false-sharing-active", "001", "Active false sharing, 8-byte objects",
      "2 pinned threads (and one per CPU where there are more) each allocate an 8-byte object, "
-     "write each of its bytes 1,000 times, free it; 2,000 objects each (10,000 with --full); "
+     "write each of its bytes 1,000 times, free it; 10,000 objects each (50,000 with --full); "
      "wall time, and as a fact the 64-byte lines that objects of different threads shared "
      "(the cache-thrash shape; issue 21)",
      cell_false_sharing_active},
     {"cell/false-sharing-passive", "001", "Passive false sharing, 8-byte objects",
      "the main thread allocates one 8-byte object per worker, back to back, and hands them "
      "out; each pinned worker frees the one it got, then allocates, writes 1,000 times per "
-     "byte and frees its own, 2,000 times (10,000 with --full); wall time, and as facts the "
+     "byte and frees its own, 10,000 times (50,000 with --full); wall time, and as facts the "
      "64-byte lines that the workers' own objects shared, and that the handed-out ones did "
      "(the cache-scratch shape; issue 21)",
      cell_false_sharing_passive},
