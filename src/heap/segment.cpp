@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <thread>
 
 #include "heap/heap_internal.hpp"
 #include "heap/size_class.hpp"
@@ -95,6 +96,27 @@ struct segment_cache {
 };
 segment_cache cache;
 
+// Every mapped normal segment, so that a forced collection reaches them all.
+struct mapped_segments {
+  std::mutex lock;
+  segment* first = nullptr;
+};
+mapped_segments mapped;
+
+// Holds a segment's slice bitmaps for one scope (see segment::slices_busy).
+class slices_guard {
+ public:
+  explicit slices_guard(segment* seg) : seg_(seg) {
+    while (seg_->slices_busy.exchange(true, std::memory_order_acquire)) std::this_thread::yield();
+  }
+  ~slices_guard() { seg_->slices_busy.store(false, std::memory_order_release); }
+  slices_guard(const slices_guard&) = delete;
+  slices_guard& operator=(const slices_guard&) = delete;
+
+ private:
+  segment* seg_;
+};
+
 os::purge_mode purge_mode() {
   return options::get(STRATA_OPTION_PURGE_DECOMMITS) != 0 ? os::purge_mode::dont_need
                                                           : os::purge_mode::lazy_free;
@@ -144,6 +166,31 @@ void unmap(segment* seg) {
   global_stats::segments.fetch_sub(1, std::memory_order_relaxed);
   segment_map::remove(seg);
   os::release(seg, size);
+}
+
+// Add a fresh normal segment to the mapped list.
+void add_mapped(segment* seg) {
+  std::lock_guard<std::mutex> guard(mapped.lock);
+  seg->prev_mapped = nullptr;
+  seg->next_mapped = mapped.first;
+  if (mapped.first != nullptr) mapped.first->prev_mapped = seg;
+  mapped.first = seg;
+}
+
+// Give an empty normal segment back to the OS, once off the mapped list (so
+// no forced collection is purging it).
+void unmap_normal(segment* seg) {
+  {
+    std::lock_guard<std::mutex> guard(mapped.lock);
+    if (seg->prev_mapped != nullptr)
+      seg->prev_mapped->next_mapped = seg->next_mapped;
+    else
+      mapped.first = seg->next_mapped;
+    if (seg->next_mapped != nullptr) seg->next_mapped->prev_mapped = seg->prev_mapped;
+  }
+  global_stats::uncommit(header_size +
+                         slice_bitmap::count(seg->dirty_slices, 0, slice_count) * slice_size);
+  unmap(seg);
 }
 
 // STRATA_ARENA_RESERVE: address space reserved once, at the first segment,
@@ -198,9 +245,7 @@ bool release_cached_segments() {
   bool any = normal != nullptr || huge != nullptr;
   while (normal != nullptr) {  // outside the lock: munmap can take a while
     segment* next = normal->next;
-    global_stats::uncommit(header_size +
-                           slice_bitmap::count(normal->dirty_slices, 0, slice_count) * slice_size);
-    unmap(normal);
+    unmap_normal(normal);
     normal = next;
   }
   while (huge != nullptr) {
@@ -281,8 +326,10 @@ segment* take_cached(bool dirty_only) {
   std::lock_guard<std::mutex> guard(cache.lock);
   for (segment** link = &cache.normal; *link != nullptr; link = &(*link)->next) {
     segment* seg = *link;
-    if (dirty_only && slice_bitmap::next(seg->dirty_slices, slice_count, 0, true) == slice_count)
-      continue;
+    if (dirty_only) {
+      slices_guard guard(seg);
+      if (slice_bitmap::next(seg->dirty_slices, slice_count, 0, true) == slice_count) continue;
+    }
     *link = seg->next;
     cache.normal_count--;
     global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
@@ -311,11 +358,13 @@ segment* segment_acquire(thread_context* owner, bool dirty_only) {
     if (seg == nullptr) return nullptr;
     std::memset(seg->dirty_slices, 0, sizeof(seg->dirty_slices));
     if (secure_mode()) protect_normal_segment(seg);
+    add_mapped(seg);
   }
   seg->huge = false;
   seg->owner = owner;
   seg->next = seg->prev = nullptr;
   seg->purge_deadline = 0;
+  slices_guard guard(seg);
   seg->pages_in_use = 0;
   std::memset(seg->free_slices, 0xff, sizeof(seg->free_slices));
   slice_bitmap::assign(seg->free_slices, 0, header_slices, false);  // this header
@@ -329,9 +378,7 @@ void segment_release(segment* seg) {
   if (deadline < 0) segment_purge(seg);
   std::lock_guard<std::mutex> guard(cache.lock);
   if (cache.normal_count >= normal_cache_limit) {
-    global_stats::uncommit(header_size +
-                           slice_bitmap::count(seg->dirty_slices, 0, slice_count) * slice_size);
-    unmap(seg);
+    unmap_normal(seg);
     return;
   }
   seg->purge_deadline = deadline > 0 ? deadline : 0;
@@ -486,6 +533,7 @@ void huge_segment_release(segment* seg) {
 }
 
 std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_only) {
+  slices_guard guard(seg);
   std::uint64_t avail[bitmap_words];
   for (std::size_t w = 0; w < bitmap_words; ++w)
     avail[w] = seg->free_slices[w] & (dirty_only ? seg->dirty_slices[w] : ~std::uint64_t{0});
@@ -508,6 +556,7 @@ std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_onl
 }
 
 void segment_free_slices(segment* seg, std::size_t first, std::size_t count) {
+  slices_guard guard(seg);
   slice_bitmap::assign(seg->free_slices, first, count, true);
   slice_bitmap::assign(seg->dirty_slices, first, count, true);
   seg->pages[first].slice_count = 0;
@@ -521,7 +570,10 @@ bool segment_is_empty(const segment* seg) {
   return seg->pages_in_use == 0;
 }
 
-void segment_purge(segment* seg) {
+namespace {
+// Purge the free dirty slices of `seg`, its bitmaps held. While it has live
+// pages and may be backed by transparent huge pages, only whole free huge pages.
+void purge_free_slices(segment* seg) {
   std::size_t granule = seg->pages_in_use != 0 ? huge_page_slices() : 1;
   for (std::size_t i = header_slices; i < slice_count;) {
     std::size_t run_start = slice_bitmap::next(seg->dirty_slices, slice_count, i, true);
@@ -536,7 +588,25 @@ void segment_purge(segment* seg) {
       global_stats::uncommit(bytes);
     }
   }
+}
+}  // namespace
+
+void segment_purge(segment* seg) {
+  {
+    slices_guard guard(seg);
+    purge_free_slices(seg);
+  }
   seg->purge_deadline = 0;
+}
+
+void segment_purge_everywhere() {
+  std::lock_guard<std::mutex> guard(mapped.lock);
+  for (segment* seg = mapped.first; seg != nullptr; seg = seg->next_mapped) {
+    // Busy: its owner is claiming or freeing slices, and purges them itself in time.
+    if (seg->slices_busy.exchange(true, std::memory_order_acquire)) continue;
+    purge_free_slices(seg);
+    seg->slices_busy.store(false, std::memory_order_release);
+  }
 }
 
 void segment_purge_freed_block(const page* pg, void* b) {
@@ -550,8 +620,10 @@ void segment_purge_freed_block(const page* pg, void* b) {
 
 void segment_cache_lock() {
   cache.lock.lock();
+  mapped.lock.lock();
 }
 void segment_cache_unlock() {
+  mapped.lock.unlock();
   cache.lock.unlock();
 }
 

@@ -31,12 +31,16 @@ struct segment {
   page pages[slice_count];  // descriptor of each page, at its first slice; first in the
                             // header, so a descriptor's address is a shift of the slice's
   bool huge;
-  bool growth_blocked;    // another mapping lies right past `size`: it maps no more
-  std::size_t size;       // bytes mapped from its start: a normal segment maps its
-                          // range in steps, a huge one ends with its block
-  thread_context* owner;  // thread that carves pages from it; null when abandoned or cached
-  segment* next;          // in the owner's list, the abandoned list or a cache
+  bool growth_blocked;            // another mapping lies right past `size`: it maps no more
+  std::atomic<bool> slices_busy;  // held while the slice bitmaps change or are purged:
+                                  // a forced collection purges any thread's segments
+  std::size_t size;               // bytes mapped from its start: a normal segment maps its
+                                  // range in steps, a huge one ends with its block
+  thread_context* owner;          // thread that carves pages from it; null when abandoned or cached
+  segment* next;                  // in the owner's list, the abandoned list or a cache
   segment* prev;
+  segment* next_mapped;  // every mapped normal segment, for a forced collection
+  segment* prev_mapped;
   std::int64_t purge_deadline;  // ms clock; 0 when nothing is waiting to be purged
   std::uint32_t pages_in_use;
   std::uint64_t free_slices[bitmap_words];   // 1 = slice not part of a page
@@ -138,10 +142,14 @@ void segment_purge_freed_block(const page* pg, void* b);
 
 // Purge cached segments whose delay expired (all with `force`).
 void segment_cache_collect(bool force);
+// Purge the free slices of every normal segment, whichever thread owns it (a
+// forced collection); one whose bitmaps are busy just then is left as it is.
+void segment_purge_everywhere();
 // When the earliest cached segment's purge delay passes (ms clock); 0 when none waits.
 std::int64_t segment_cache_deadline();
 
-// Held across fork() so the child never sees the cache half-updated.
+// Held across fork() so the child never sees the cache or the list of mapped
+// segments half-updated.
 void segment_cache_lock();
 void segment_cache_unlock();
 

@@ -438,6 +438,7 @@ void collect(bool force) noexcept {
   }
   abandoned_collect(force);  // first: the segments it empties go to the cache
   segment_cache_collect(force);
+  if (force) segment_purge_everywhere();  // other threads' free slices
 }
 
 void fork_prepare() noexcept {

@@ -2,8 +2,10 @@
 // blocks freed by a thread that does not own them, and a forced collection
 // (what malloc_trim(0) calls) taking back everything free in the process.
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -134,5 +136,44 @@ TEST_F(MemoryReturn, BlocksOfAnExitedThreadStayValidWhileItsSegmentsArePurged) {
   for (void* p : kept) strata_free(p);
   strata_collect(1);
   std::size_t after = os::current_rss();
+  EXPECT_LT(after, base_ + slack) << "RSS " << (after - base_) / MiB << " MiB over the start";
+}
+
+TEST_F(MemoryReturn, ForcedCollectionPurgesAnIdleThreadsFreeSlices) {
+  // Another thread frees 63 of every 64 blocks of 64 MiB, keeping its segments
+  // (one live block in each 4 MiB), and then idles: its free slices wait for it
+  // to enter the allocator again, unless a forced collection purges them.
+  std::mutex lock;
+  std::condition_variable changed;
+  bool freed = false;
+  bool finish = false;
+  std::thread idler([&] {
+    std::vector<void*> blocks = allocate_touched(1024, 64 * 1024);
+    std::vector<void*> kept;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      if (i % 64 == 0)
+        kept.push_back(blocks[i]);
+      else
+        strata_free(blocks[i]);
+    }
+    std::unique_lock<std::mutex> guard(lock);
+    freed = true;
+    changed.notify_all();
+    changed.wait(guard, [&] { return finish; });
+    for (void* p : kept) strata_free(p);
+  });
+  {
+    std::unique_lock<std::mutex> guard(lock);
+    changed.wait(guard, [&] { return freed; });
+  }
+  ASSERT_GT(os::current_rss(), base_ + 48 * MiB);
+  strata_collect(1);
+  std::size_t after = os::current_rss();
+  {
+    std::lock_guard<std::mutex> guard(lock);
+    finish = true;
+  }
+  changed.notify_all();
+  idler.join();
   EXPECT_LT(after, base_ + slack) << "RSS " << (after - base_) / MiB << " MiB over the start";
 }
