@@ -226,6 +226,7 @@ void abandoned_collect(bool force) noexcept {
     return;  // another thread is at it
   // Frees from here on arm the next look themselves.
   abandoned_due.store(0, std::memory_order_relaxed);
+  valgrind_quiet quiet;  // collecting reads the links of freed blocks
   segment* list;
   {
     std::lock_guard<std::mutex> guard(abandoned_lock);
