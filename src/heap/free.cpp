@@ -1,6 +1,6 @@
 // Free slow paths: the last block of a page, flagged pages, huge blocks, and
-// frees from other threads, which are batched per destination page and posted
-// with one compare-exchange per batch.
+// frees from other threads, which wait in a per-thread array and are posted
+// with one compare-exchange per destination page.
 #include "heap/heap_internal.hpp"
 
 namespace strata::heap {
@@ -12,9 +12,9 @@ void report_foreign(void* p) noexcept {
 }
 foreign_free_handler foreign_handler = report_foreign;
 
-// Post the list head..tail to the page's thread_free; wake its heap if full,
-// or when its thread exited, have the abandoned segments looked at.
-void post_blocks(page* pg, block* head, block* tail) {
+// Post the list head..tail of `count` blocks to the page's thread_free; wake
+// its heap if full, or when its thread exited, have the abandoned segments looked at.
+void post_blocks(page* pg, block* head, block* tail, std::uint32_t count) {
   // Read while our block keeps the page alive; acquire pairs with an adopting
   // thread's release, so its heap's set-up is seen before we signal it.
   heap* owner = pg->owner_heap.load(std::memory_order_acquire);
@@ -22,24 +22,15 @@ void post_blocks(page* pg, block* head, block* tail) {
   do {
     tail->next = thread_free_blocks(word);
   } while (!pg->thread_free.compare_exchange_weak(
-      word, reinterpret_cast<std::uintptr_t>(head) | (word & thread_free_full),
+      word,
+      ((word & ~thread_free_blocks_mask) + (std::uintptr_t{count} << thread_free_count_shift)) |
+          reinterpret_cast<std::uintptr_t>(head),
       std::memory_order_release, std::memory_order_relaxed));
   // From here on the page may be gone: only what was read before is used.
   if (owner == nullptr)
     abandoned_note_free();
   else if ((word & thread_free_full) != 0)
     owner->full_pages_have_remote.store(true, std::memory_order_relaxed);
-}
-
-void flush(thread_context* ctx, remote_batch& batch) {
-  post_blocks(batch.destination, batch.head, batch.tail);
-  ctx->batched_frees -= batch.count;
-  batch = remote_batch{};
-}
-
-std::size_t batch_slot(const page* pg) {
-  auto x = reinterpret_cast<std::uintptr_t>(pg) / sizeof(page);
-  return (x ^ (x >> 4) ^ (x >> 9)) % remote_batch_slots;
 }
 
 void count_remote_free(heap* me, const page* pg) {
@@ -51,47 +42,62 @@ void count_remote_free(heap* me, const page* pg) {
 // give their memory back at once: the owner may not enter the allocator for long.
 constexpr std::size_t remote_purge_min = std::size_t{1} << 20;
 
+// Mark `b` of `pg` as freed by another thread, reporting it if it is marked
+// already: waiting to be posted, in thread_free or on the owner's list.
+void mark_remote_free(const page* pg, block* b) {
+  std::uintptr_t tag = page_free_tag(pg, b);
+  if (b->free_tag == tag) report_double_free(pg, b);
+  b->free_tag = tag;
+}
+
+// Blocks of one destination page gathered while a thread's pending frees are posted.
+struct remote_batch {
+  page* destination;
+  block* head;
+  block* tail;
+  std::uint32_t count;
+};
+// Slots of the table a flush gathers batches in: twice the size classes a
+// program typically frees across, so pages rarely have to share one.
+constexpr std::size_t flush_slots = 128;
+
+// The table slot for `pg`: descriptors are 128 bytes apart, pages of one
+// segment take consecutive ones.
+std::size_t flush_slot(const page* pg) {
+  auto x = reinterpret_cast<std::uintptr_t>(pg) / sizeof(page);
+  return (x ^ (x >> 9)) % flush_slots;
+}
+
 // Free a block of a page owned by another thread, or by none (`word`, the
 // page's owner word, is 0 but for flags when its thread exited).
 void remote_free(page* pg, block* b, std::uintptr_t word) {
   bool huge = pg->size_class == class_count;
+  bool abandoned = (word & ~page_flag_mask) == 0;
+  heap* me = default_heap();
+  if (me != nullptr) count_remote_free(me, pg);
+  // The usual case waits in the thread's array, not touching the block, whose
+  // cache line is likely still with the thread that wrote it.
+  if (me != nullptr && !huge && !abandoned && pg->block_size < remote_purge_min) {
+    thread_context* ctx = me->context;
+    ctx->remote_pending[ctx->remote_pending_count++] = b;
+    if (ctx->remote_pending_count == remote_pending_capacity) remote_flush_all(ctx);
+    return;
+  }
+  // No heap to hold it, a block worth giving back now, or a page of an exited
+  // thread, which nobody collects until the purge delay has passed.
   if (huge) {
     if (thread_free_blocks(pg->thread_free.load(std::memory_order_relaxed)) != nullptr)
       report_double_free(pg, b);  // posted already, not yet collected by its owner
   } else {
-    // Tagged free already: waiting in a batch, in thread_free or on the owner's list.
-    std::uintptr_t tag = page_free_tag(pg, b);
-    if (b->free_tag == tag) report_double_free(pg, b);
-    b->free_tag = tag;
+    mark_remote_free(pg, b);
   }
   // Before the block is posted: from then on its owner may hand it out again.
   // (Map and huge blocks carry no fill that debug mode checks.)
   if (pg->block_size >= remote_purge_min && (huge || page_has_map(pg)))
     segment_purge_freed_block(pg, b);
-  bool abandoned = (word & ~page_flag_mask) == 0;
-  heap* me = default_heap();
-  // No heap to batch in, a huge block worth giving back now, or a page of an
-  // exited thread, which nobody collects until the purge delay has passed.
-  if (me == nullptr || huge || abandoned) {
-    if (me != nullptr) count_remote_free(me, pg);
-    b->next = nullptr;
-    post_blocks(pg, b, b);
-    if (abandoned) purger_start_if_needed();
-    return;
-  }
-  count_remote_free(me, pg);
-  thread_context* ctx = me->context;
-  remote_batch& batch = ctx->batches[batch_slot(pg)];
-  if (batch.destination != pg) {
-    if (batch.count != 0) flush(ctx, batch);
-    batch.destination = pg;
-  }
-  b->next = batch.head;
-  batch.head = b;
-  if (batch.tail == nullptr) batch.tail = b;
-  batch.count++;
-  ctx->batched_frees++;
-  if (batch.count >= remote_batch_limit) flush(ctx, batch);
+  b->next = nullptr;
+  post_blocks(pg, b, b, 1);
+  if (abandoned) purger_start_if_needed();
 }
 
 }  // namespace
@@ -246,9 +252,29 @@ void page_owner_frees_wrapped(page* pg, std::uint64_t counts) noexcept {
   if (page_free_is_event(pg, page_used(pg))) page_emptied_by_owner(pg);
 }
 
+// Post every block the thread freed into other threads' pages: first fetch
+// all their cache lines at once, then check and mark each, then hand each
+// destination page its blocks with one compare-exchange.
 void remote_flush_all(thread_context* ctx) {
-  for (remote_batch& batch : ctx->batches)
-    if (batch.count != 0) flush(ctx, batch);
+  std::uint32_t n = ctx->remote_pending_count;
+  ctx->remote_pending_count = 0;
+  for (std::uint32_t i = 0; i < n; ++i) __builtin_prefetch(ctx->remote_pending[i], 1);
+  remote_batch batches[flush_slots] = {};
+  for (std::uint32_t i = 0; i < n; ++i) {
+    block* b = ctx->remote_pending[i];
+    page* pg = segment_of(b)->page_of(b);
+    mark_remote_free(pg, b);
+    remote_batch& batch = batches[flush_slot(pg)];
+    if (batch.destination != pg) {
+      if (batch.count != 0) post_blocks(batch.destination, batch.head, batch.tail, batch.count);
+      batch = remote_batch{pg, nullptr, b, 0};
+    }
+    b->next = batch.head;
+    batch.head = b;
+    batch.count++;
+  }
+  for (remote_batch& batch : batches)
+    if (batch.count != 0) post_blocks(batch.destination, batch.head, batch.tail, batch.count);
 }
 
 }  // namespace strata::heap

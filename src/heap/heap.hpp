@@ -64,15 +64,11 @@ struct heap {
   constexpr heap();
 };
 
-// Per-thread state shared by all heaps of the thread.
-struct remote_batch {
-  page* destination = nullptr;
-  block* head = nullptr;
-  block* tail = nullptr;
-  std::uint32_t count = 0;
-};
-inline constexpr std::size_t remote_batch_slots = 16;
-inline constexpr std::uint32_t remote_batch_limit = 64;
+// Blocks a thread freed into pages of other threads wait in an array until it
+// is full or the thread enters the allocator's slow path: then every block's
+// double-free mark is checked with the misses overlapped, and the blocks go to
+// their pages one batch per page (free.cpp).
+inline constexpr std::uint32_t remote_pending_capacity = 512;
 
 // Emptied pages a thread keeps in their queues, oldest first (retained.cpp).
 inline constexpr std::size_t retained_slots = 32;
@@ -83,15 +79,16 @@ struct retained_ring {
   std::size_t bytes = 0;    // slices of the pages held
 };
 
+// Per-thread state shared by all heaps of the thread.
 struct thread_context {
   heap main_heap;
   std::uintptr_t thread_id = 0;
   segment* segments = nullptr;  // normal segments this thread carves pages from
   std::size_t segment_count = 0;
-  remote_batch batches[remote_batch_slots];
-  std::uint32_t batched_frees = 0;  // blocks waiting in batches
-  std::int64_t next_purge = 0;      // ms clock of the earliest pending purge; 0 when none
+  std::uint32_t remote_pending_count = 0;  // blocks waiting in remote_pending
+  std::int64_t next_purge = 0;             // ms clock of the earliest pending purge; 0 when none
   retained_ring retained;
+  block* remote_pending[remote_pending_capacity];  // freed into other threads' pages, unposted
 };
 
 // The page every slot of a fresh heap points at: never has a free block.

@@ -9,9 +9,11 @@
 // `used`. Only a page's current page (or a full one) has no hot block.
 //
 // `free` is popped by the owning thread only. Other threads push freed blocks
-// onto `thread_free` with one atomic exchange per batch; the owner takes the
-// whole list back in its slow path. The owner word combines the owning
-// thread's id with flag bits, so the free fast path is a single compare.
+// onto `thread_free` with one compare-exchange per batch, which also adds the
+// batch's length to a count kept in the same word; the owner takes the whole
+// list back in its slow path and, knowing its length, need not walk it. The
+// owner word combines the owning thread's id with flag bits, so the free fast
+// path is a single compare.
 #pragma once
 
 #include <atomic>
@@ -61,40 +63,47 @@ inline constexpr std::uintptr_t page_kind_flags = page_has_aligned | page_is_map
 // thread that frees into it must tell the heap. Kept in the same word the
 // freeing thread swaps, so it learns this without touching the page again.
 inline constexpr std::uintptr_t thread_free_full = 1;
+// The high 16 bits of page::thread_free count the blocks on its list (a page
+// holds at most 4096; strata's addresses lie below 2^47).
+inline constexpr unsigned thread_free_count_shift = 48;
+inline constexpr std::uintptr_t thread_free_blocks_mask =
+    ((std::uintptr_t{1} << thread_free_count_shift) - 1) & ~thread_free_full;
 
-// 128 bytes, a power of two: free finds a page's descriptor with a shift, and
-// the fast-path fields never straddle two cache lines.
+// 128 bytes, a power of two: free finds a page's descriptor with a shift.
 struct alignas(128) page {
-  // The first cache line holds every field a malloc or free that stays on its
-  // fast path reads, except a map page's block geometry when its bits are used.
-  block* free;                        // blocks ready to hand out (owner only); on a map
-                                      // page at most one, the "hot" block, its next unused
-  std::uint64_t counts;               // low half: `used`, blocks handed out, including those
-                                      // in thread_free and a map page's hot block; high half:
-                                      // a list page's owner frees since the last stats fold
-  std::atomic<std::uintptr_t> owner;  // owning thread id | flags; 0 when abandoned
-  std::uint64_t mallocs;              // map pages: blocks handed out since the last stats fold
+  // The first cache line holds what the owner writes as it allocates and frees;
+  // the second what other threads read to free into the page (the owner word,
+  // the geometry) or write once a batch (thread_free). Split so, a thread that
+  // frees into a page its owner is allocating from takes no miss per block.
+  block* free;            // blocks ready to hand out (owner only); on a map
+                          // page at most one, the "hot" block, its next unused
+  std::uint64_t counts;   // low half: `used`, blocks handed out, including those
+                          // in thread_free and a map page's hot block; high half:
+                          // a list page's owner frees since the last stats fold
+  std::uint64_t mallocs;  // map pages: blocks handed out since the last stats fold
   union {
     std::uint64_t free_map;  // map pages: bit i set = block i is free (owner only)
     block* delayed_free;     // checked list pages: blocks freed, handed out once `free` is empty
   };
   std::uint32_t empty_check_bias;  // see page_set_first_in_queue
   std::uint32_t empty_check_limit;
-  std::uint32_t reserved;       // blocks the page can hold
-  std::uint32_t slice_count;    // 0 while the slice run is not a page
-  std::uint32_t block_inverse;  // ceil(2^32 / block_size): block index by a multiply
-  std::uint32_t size_class;     // class index; class_count for a huge block
-
-  std::size_t block_size;                   // bytes per block
-  std::uint8_t* area;                       // first block
-  std::atomic<std::uintptr_t> thread_free;  // blocks freed by other threads | thread_free_full
-  std::atomic<heap*> owner_heap;            // read by other threads only as a hint
-  page* next;                               // in the heap's queue or full list
+  page* next;  // in the heap's queue or full list
   page* prev;
-  std::uint32_t slice_index;    // first slice in the segment
-  std::uint32_t capacity;       // blocks carved out of the page so far
   std::uint32_t used_at_fold;   // page_live() then, less blocks collected from others
   std::uint32_t retained_slot;  // 1 + its slot in the thread's retained ring; 0 when none
+
+  alignas(64) std::atomic<std::uintptr_t> owner;  // owning thread id | flags; 0 when abandoned
+  std::uint32_t reserved;                         // blocks the page can hold
+  std::uint32_t block_inverse;              // ceil(2^32 / block_size): block index by a multiply
+  std::size_t block_size;                   // bytes per block
+  std::uint8_t* area;                       // first block
+  std::uint32_t slice_count;                // 0 while the slice run is not a page
+  std::uint32_t size_class;                 // class index; class_count for a huge block
+  std::uint32_t slice_index;                // first slice in the segment
+  std::uint32_t capacity;                   // blocks carved out of the page so far
+  std::atomic<std::uintptr_t> thread_free;  // count << 48 | blocks freed by other threads |
+                                            // thread_free_full
+  std::atomic<heap*> owner_heap;            // read by other threads only as a hint
 };
 
 static_assert(std::endian::native == std::endian::little,
@@ -176,8 +185,14 @@ inline std::uint32_t page_live(const page* pg) {
   return page_used(pg) - (page_has_map(pg) && pg->free != nullptr ? 1 : 0);
 }
 
+// The list of blocks other threads freed, from a thread_free word.
 inline block* thread_free_blocks(std::uintptr_t word) {
-  return reinterpret_cast<block*>(word & ~thread_free_full);
+  return reinterpret_cast<block*>(word & thread_free_blocks_mask);
+}
+
+// How many blocks that list holds.
+inline std::uint32_t thread_free_count(std::uintptr_t word) {
+  return static_cast<std::uint32_t>(word >> thread_free_count_shift);
 }
 
 // Start of the block that contains `p` (p may point inside an aligned block).

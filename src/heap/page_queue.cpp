@@ -72,9 +72,9 @@ std::uint32_t page_collect(page* pg) {
   // Only the owner changes the full bit, so it can be written back as it is.
   word = pg->thread_free.exchange(word & thread_free_full, std::memory_order_acquire);
   block* list = thread_free_blocks(word);
-  std::uint32_t n = 0;
+  std::uint32_t n = thread_free_count(word);
   if (page_has_map(pg)) {
-    for (block* b = list; b != nullptr; b = b->next, ++n) {
+    for (block* b = list; b != nullptr; b = b->next) {
       // Freed by another thread while free here too (in the map or the hot slot).
       std::uint64_t bit = map_bit(pg, b);
       if ((pg->free_map & bit) != 0 || pg->free == b) heap_corruption_at("double free", pg, b);
@@ -82,11 +82,14 @@ std::uint32_t page_collect(page* pg) {
       b->free_tag = 0;  // map blocks are handed out as they are: no stale free mark
     }
   } else if ((pg->owner.load(std::memory_order_relaxed) & page_is_checked) != 0) {
-    for (block* b = list; b != nullptr; b = b->next) ++n;
     checked_collect(pg, list);
+  } else if (pg->free == nullptr) {
+    // The usual case, a page that ran dry: the list is taken whole, unread;
+    // walking it would wait on each block's cache line in turn.
+    pg->free = list;
   } else {
     block* tail = list;
-    for (n = 1; tail->next != nullptr; tail = tail->next) ++n;
+    while (tail->next != nullptr) tail = tail->next;
     tail->next = pg->free;
     pg->free = list;
   }
@@ -241,7 +244,7 @@ void heap_requeue_remote_full(heap* h) {
 
 void thread_deferred_work(heap* h) {
   thread_context* ctx = h->context;
-  if (ctx->batched_frees != 0) remote_flush_all(ctx);
+  if (ctx->remote_pending_count != 0) remote_flush_all(ctx);
   heap_requeue_remote_full(h);
   if (ctx->next_purge != 0 && clock_ms() >= ctx->next_purge) thread_purge_due(ctx, false);
   if (!purger_running()) {  // else the purge thread keeps these deadlines
