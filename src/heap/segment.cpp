@@ -404,6 +404,92 @@ std::size_t largest_request() {
   return bytes;
 }
 
+namespace {
+
+// Cut a cached huge segment's mapping down to `total` bytes, its tail's pages
+// going back to the OS with it.
+void shrink_huge(segment* seg, std::size_t total) {
+  std::size_t cut = seg->size - total;
+  if (!os::release(reinterpret_cast<std::uint8_t*>(seg) + total, cut)) return;
+  global_stats::reserved.fetch_sub(cut, std::memory_order_relaxed);
+  if (seg->dirty_slices[0] != 0) global_stats::uncommit(cut);
+  segment_set_mapped_bytes(seg, total);
+}
+
+// Grow a cached huge segment's mapping to `total` bytes: in place when the
+// range after it is free, else moved by the OS with its pages carried over.
+// The segment, wherever it now is; null when the OS refused both.
+segment* grow_huge(segment* seg, std::size_t total) {
+  stats_sample_peak();  // the heap grows: a new peak may form
+  std::size_t grow = total - seg->size;
+  if (!os::extend_in_place(seg, seg->size, total)) {
+    segment_map::remove(seg);  // once moved, its old range may hold another segment
+    auto* moved = static_cast<segment*>(os::move_aligned(seg, seg->size, total, segment_size));
+    if (moved == nullptr) {
+      segment_map::add(seg);
+      return nullptr;
+    }
+    seg = moved;
+    segment_map::add(seg);
+  }
+  global_stats::reserved.fetch_add(grow, std::memory_order_relaxed);
+  if (seg->dirty_slices[0] != 0) global_stats::commit(grow);
+  segment_set_mapped_bytes(seg, total);
+  return seg;
+}
+
+// Put a huge segment back in the cache, first in line.
+void return_cached_huge(segment* seg) {
+  std::lock_guard<std::mutex> guard(cache.lock);
+  seg->next = cache.huge;
+  cache.huge = seg;
+  cache.huge_count++;
+  cache.huge_bytes += seg->size;
+  global_stats::segments_cached.fetch_add(1, std::memory_order_relaxed);
+}
+
+// A cached huge segment sized for `total` bytes, or null: the smallest that
+// holds the request, else, when `resizable`, the largest of at least half the
+// request, grown. So a program
+// that frees blocks and asks for others of other sizes reuses the pages it has
+// touched instead of faulting fresh ones in. A segment more than three times
+// the request has its tail cut, so a block keeps at most twice its own size
+// resident beyond it. (Secure mode's guard page ends each mapping: it takes
+// only a segment within a quarter of the request.)
+segment* take_cached_huge(std::size_t total, bool resizable) {
+  segment* seg = nullptr;
+  {
+    std::lock_guard<std::mutex> guard(cache.lock);
+    segment** best = nullptr;
+    segment** largest = nullptr;
+    for (segment** link = &cache.huge; *link != nullptr; link = &(*link)->next) {
+      segment* s = *link;
+      bool fits = s->size >= total && (resizable || s->size - total <= total / 4);
+      if (fits && (best == nullptr || s->size < (*best)->size)) best = link;
+      // One under half the request is not grown: most of the block would be
+      // fresh pages anyway, which calloc need not clear if they come alone.
+      bool growable = resizable && s->size >= total / 2;
+      if (!fits && growable && (largest == nullptr || s->size > (*largest)->size)) largest = link;
+    }
+    segment** chosen = best != nullptr ? best : largest;
+    if (chosen == nullptr) return nullptr;
+    seg = *chosen;
+    *chosen = seg->next;
+    cache.huge_count--;
+    cache.huge_bytes -= seg->size;
+    global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
+  }
+  if (seg->size >= total) {
+    if (seg->size - total > 2 * total) shrink_huge(seg, total);
+    return seg;
+  }
+  if (segment* grown = grow_huge(seg, total)) return grown;
+  return_cached_huge(seg);
+  return nullptr;
+}
+
+}  // namespace
+
 segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zeroed) {
   std::size_t offset = alignment > header_size ? alignment : header_size;
   if (size < min_block_size) size = min_block_size;  // malloc(0) still owns a block
@@ -416,29 +502,8 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zer
   // Secure mode puts a guard page after the block: an overflow faults at once.
   std::size_t guard = secure_mode() ? os_page : 0;
   std::size_t total = ((offset + size + os_page - 1) & ~(os_page - 1)) + guard;
-  segment* seg = nullptr;
+  segment* seg = far ? nullptr : take_cached_huge(total, guard == 0);
   bool fresh = false;
-  {
-    // Reuse the smallest cached huge segment that fits, if it wastes at most a
-    // quarter: a program that frees its blocks and asks for the same sizes again
-    // gets each one back, memory already touched, where first fit would hand a
-    // small request a large segment and leave the next large request none.
-    std::lock_guard<std::mutex> guard(cache.lock);
-    segment** best = nullptr;
-    for (segment** link = &cache.huge; !far && *link != nullptr; link = &(*link)->next) {
-      segment* s = *link;
-      if (s->size >= total && s->size - total <= total / 4 &&
-          (best == nullptr || s->size < (*best)->size))
-        best = link;
-    }
-    if (best != nullptr) {
-      seg = *best;
-      *best = seg->next;
-      cache.huge_count--;
-      cache.huge_bytes -= seg->size;
-      global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
-    }
-  }
   if (seg == nullptr) {
     seg = map_segment(total, far ? alignment : segment_size);
     if (seg == nullptr) return nullptr;
