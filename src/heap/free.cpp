@@ -80,7 +80,10 @@ void remote_free(page* pg, block* b, std::uintptr_t word) {
   if (me != nullptr && !huge && !abandoned && pg->block_size < remote_purge_min) {
     thread_context* ctx = me->context;
     ctx->remote_pending[ctx->remote_pending_count++] = b;
-    if (ctx->remote_pending_count == remote_pending_capacity) remote_flush_all(ctx);
+    ctx->remote_pending_bytes += pg->block_size;
+    if (ctx->remote_pending_count == remote_pending_capacity ||
+        ctx->remote_pending_bytes >= remote_pending_max_bytes)
+      remote_flush_all(ctx);
     return;
   }
   // No heap to hold it, a block worth giving back now, or a page of an exited
@@ -258,6 +261,8 @@ void page_owner_frees_wrapped(page* pg, std::uint64_t counts) noexcept {
 void remote_flush_all(thread_context* ctx) {
   std::uint32_t n = ctx->remote_pending_count;
   ctx->remote_pending_count = 0;
+  ctx->remote_pending_bytes = 0;
+  valgrind_quiet quiet;  // the blocks are the program's freed ones (debug mode tells memcheck)
   for (std::uint32_t i = 0; i < n; ++i) __builtin_prefetch(ctx->remote_pending[i], 1);
   remote_batch batches[flush_slots] = {};
   for (std::uint32_t i = 0; i < n; ++i) {

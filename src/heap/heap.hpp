@@ -67,8 +67,10 @@ struct heap {
 // Blocks a thread freed into pages of other threads wait in an array until it
 // is full or the thread enters the allocator's slow path: then every block's
 // double-free mark is checked with the misses overlapped, and the blocks go to
-// their pages one batch per page (free.cpp).
+// their pages one batch per page (free.cpp). The bytes are bounded too, so a
+// thread that frees large blocks and never allocates holds little back.
 inline constexpr std::uint32_t remote_pending_capacity = 512;
+inline constexpr std::size_t remote_pending_max_bytes = std::size_t{2} << 20;
 
 // Emptied pages a thread keeps in their queues, oldest first (retained.cpp).
 inline constexpr std::size_t retained_slots = 32;
@@ -86,6 +88,7 @@ struct thread_context {
   segment* segments = nullptr;  // normal segments this thread carves pages from
   std::size_t segment_count = 0;
   std::uint32_t remote_pending_count = 0;  // blocks waiting in remote_pending
+  std::size_t remote_pending_bytes = 0;    // and their sizes
   std::int64_t next_purge = 0;             // ms clock of the earliest pending purge; 0 when none
   retained_ring retained;
   block* remote_pending[remote_pending_capacity];  // freed into other threads' pages, unposted
