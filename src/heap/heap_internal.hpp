@@ -120,6 +120,7 @@ void purger_forget() noexcept;
 void register_fork_handlers() noexcept;
 
 // ---- remote frees (free.cpp) ----
+// Post the blocks this thread freed into other threads' pages and holds back.
 void remote_flush_all(thread_context* ctx);
 
 // ---- threads and heaps (thread.cpp) ----

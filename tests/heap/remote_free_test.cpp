@@ -53,7 +53,7 @@ std::size_t live_blocks(strata_heap_t* heap) {
 // A heap's blocks of many classes, every other one freed by another thread
 // (more than its array holds, so it posts both when full and at exit): the
 // heap then holds exactly the rest, untouched, and every block comes back.
-TEST(RemoteFree, ManyClassesComeBackToTheirOwner) {
+TEST(HeapRemoteFree, ManyClassesComeBackToTheirOwner) {
   strata_heap_t* heap = strata_heap_new();
   ASSERT_NE(heap, nullptr);
   std::vector<filled> kept, sent;
@@ -93,7 +93,7 @@ TEST(RemoteFree, ManyClassesComeBackToTheirOwner) {
 // A producer allocating spread sizes and a consumer freeing them as they come,
 // the consumer never allocating: its frees reach the producer when its array
 // fills and when it exits, and the producer reuses them instead of growing.
-TEST(RemoteFree, ProducerConsumerRecyclesBlocks) {
+TEST(HeapRemoteFree, ProducerConsumerRecyclesBlocks) {
   constexpr int messages = 200000;
   constexpr std::size_t ring = 1024;
   std::vector<std::atomic<void*>> slots(ring);
