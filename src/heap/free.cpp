@@ -45,7 +45,10 @@ constexpr std::size_t remote_purge_min = std::size_t{1} << 20;
 // Mark `b` of `pg` as freed by another thread, reporting it if it is marked
 // already: waiting to be posted, in thread_free or on the owner's list.
 void mark_remote_free(const page* pg, block* b) {
-  std::uintptr_t tag = page_free_tag(pg, b);
+  // page_free_tag's answer, without its call for the usual unchecked page.
+  std::uintptr_t tag = (pg->owner.load(std::memory_order_relaxed) & page_is_checked) != 0
+                           ? page_free_tag(pg, b)
+                           : (page_has_map(pg) ? remote_map_tag_of(pg) : free_tag_of(pg));
   if (b->free_tag == tag) report_double_free(pg, b);
   b->free_tag = tag;
 }
@@ -68,26 +71,36 @@ std::size_t flush_slot(const page* pg) {
   return (x ^ (x >> 9)) % flush_slots;
 }
 
+// Queue `b`, freed into a page of another thread (`word` is the page's owner
+// word), among this thread's pending frees, without touching the block, whose
+// cache line is likely still with the thread that wrote it. False when it
+// must be posted now instead (see remote_free).
+bool queue_remote_free(page* pg, block* b, std::uintptr_t word) {
+  bool abandoned = (word & ~page_flag_mask) == 0;
+  if (abandoned || pg->size_class == class_count || pg->block_size >= remote_purge_min)
+    return false;
+  heap* me = default_heap();
+  if (me == nullptr) return false;
+  count_remote_free(me, pg);
+  thread_context* ctx = me->context;
+  ctx->remote_pending[ctx->remote_pending_count++] = b;
+  ctx->remote_pending_bytes += pg->block_size;
+  if (ctx->remote_pending_count == remote_pending_capacity ||
+      ctx->remote_pending_bytes >= remote_pending_max_bytes)
+    remote_flush_all(ctx);
+  return true;
+}
+
 // Free a block of a page owned by another thread, or by none (`word`, the
 // page's owner word, is 0 but for flags when its thread exited).
 void remote_free(page* pg, block* b, std::uintptr_t word) {
+  if (queue_remote_free(pg, b, word)) return;
+  // No heap to hold it, a block worth giving back now, or a page of an exited
+  // thread, which nobody collects until the purge delay has passed.
   bool huge = pg->size_class == class_count;
   bool abandoned = (word & ~page_flag_mask) == 0;
   heap* me = default_heap();
   if (me != nullptr) count_remote_free(me, pg);
-  // The usual case waits in the thread's array, not touching the block, whose
-  // cache line is likely still with the thread that wrote it.
-  if (me != nullptr && !huge && !abandoned && pg->block_size < remote_purge_min) {
-    thread_context* ctx = me->context;
-    ctx->remote_pending[ctx->remote_pending_count++] = b;
-    ctx->remote_pending_bytes += pg->block_size;
-    if (ctx->remote_pending_count == remote_pending_capacity ||
-        ctx->remote_pending_bytes >= remote_pending_max_bytes)
-      remote_flush_all(ctx);
-    return;
-  }
-  // No heap to hold it, a block worth giving back now, or a page of an exited
-  // thread, which nobody collects until the purge delay has passed.
   if (huge) {
     if (thread_free_blocks(pg->thread_free.load(std::memory_order_relaxed)) != nullptr)
       report_double_free(pg, b);  // posted already, not yet collected by its owner
@@ -175,12 +188,16 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
   if (static_cast<std::uint8_t*>(p) >=
       reinterpret_cast<std::uint8_t*>(seg) + segment_mapped_bytes(seg))
     return foreign_handler(p);
-  valgrind_quiet quiet;
   std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
   block* b = block_to_free(seg, pg, p, word);
+  std::uintptr_t owner = word & ~page_flag_mask;
+  // The usual free into an unchecked page of another thread reads no block:
+  // it needs none of what follows, memcheck's silence included.
+  if (owner != os::thread_id() && (word & page_is_checked) == 0 && queue_remote_free(pg, b, word))
+    return;
+  valgrind_quiet quiet;
   if ((word & page_is_checked) != 0 && debug_mode()) debug_block_freed(pg, b);
   if (seg->huge && debug_mode()) debug_note_huge(b, 0, false);
-  std::uintptr_t owner = word & ~page_flag_mask;
   if (owner == os::thread_id()) {
     heap* h = pg->owner_heap.load(std::memory_order_relaxed);
     if (page_live(pg) == 0) report_double_free(pg, p);
