@@ -71,16 +71,10 @@ std::size_t flush_slot(const page* pg) {
   return (x ^ (x >> 9)) % flush_slots;
 }
 
-// Queue `b`, freed into a page of another thread (`word` is the page's owner
-// word), among this thread's pending frees, without touching the block, whose
-// cache line is likely still with the thread that wrote it. False when it
-// must be posted now instead (see remote_free).
-bool queue_remote_free(page* pg, block* b, std::uintptr_t word) {
-  bool abandoned = (word & ~page_flag_mask) == 0;
-  if (abandoned || pg->size_class == class_count || pg->block_size >= remote_purge_min)
-    return false;
-  heap* me = default_heap();
-  if (me == nullptr) return false;
+// Hold `b` of `pg`, freed into another thread's page, among the pending frees
+// of this thread (whose heap is `me`), without touching the block: its cache
+// line is likely still with the thread that wrote it.
+void hold_remote_free(heap* me, page* pg, block* b) {
   count_remote_free(me, pg);
   thread_context* ctx = me->context;
   ctx->remote_pending[ctx->remote_pending_count++] = b;
@@ -88,6 +82,18 @@ bool queue_remote_free(page* pg, block* b, std::uintptr_t word) {
   if (ctx->remote_pending_count == remote_pending_capacity ||
       ctx->remote_pending_bytes >= remote_pending_max_bytes)
     remote_flush_all(ctx);
+}
+
+// Hold `b`, freed into a page of another thread (`word` is the page's owner
+// word), among this thread's pending frees; false when it must be posted now
+// instead (see remote_free).
+bool queue_remote_free(page* pg, block* b, std::uintptr_t word) {
+  bool abandoned = (word & ~page_flag_mask) == 0;
+  if (abandoned || pg->size_class == class_count || pg->block_size >= remote_purge_min)
+    return false;
+  heap* me = default_heap();
+  if (me == nullptr) return false;
+  hold_remote_free(me, pg, b);
   return true;
 }
 
@@ -180,9 +186,9 @@ void free_huge_owned(heap* h, page* pg) {
   purger_start_if_needed();
 }
 
-}  // namespace
-
-void free_slow(segment* seg, page* pg, void* p) noexcept {
+// Free `p` into page `pg` of segment `seg` with every check: pointers of any
+// kind, pages of this thread, checked, huge and abandoned pages.
+void free_checked(segment* seg, page* pg, void* p) {
   // Past a segment's mapping (a normal segment maps its range in steps, a
   // huge one ends with its block) another mapping may lie: not strata's.
   if (static_cast<std::uint8_t*>(p) >=
@@ -229,6 +235,23 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
     return;
   }
   remote_free(pg, b, word);
+}
+
+}  // namespace
+
+void free_slow(segment* seg, page* pg, void* p) noexcept {
+  std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
+  std::uintptr_t owner = word & ~page_flag_mask;
+  heap* me = tls_heap;
+  // The usual free from another thread: a block start of an unchecked list
+  // page of a live thread, held at once. A list page is one slice, so `p`
+  // lies past its area's start; its carved blocks are mapped memory.
+  auto offset = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(pg->area);
+  if ((word & (page_is_map | page_is_checked)) == 0 && owner != 0 && owner != os::thread_id() &&
+      pg->size_class != class_count && me != &empty_heap && list_block_start(pg, p) &&
+      offset < std::uintptr_t{page_capacity_seen(pg)} * pg->block_size)
+    return hold_remote_free(me, pg, static_cast<block*>(p));
+  free_checked(seg, pg, p);
 }
 
 void check_live_block(void* p) noexcept {
