@@ -197,8 +197,8 @@ void free_checked(segment* seg, page* pg, void* p) {
   std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
   block* b = block_to_free(seg, pg, p, word);
   std::uintptr_t owner = word & ~page_flag_mask;
-  // The usual free into an unchecked page of another thread reads no block:
-  // it needs none of what follows, memcheck's silence included.
+  // Into an unchecked page of another thread (a map page, an aligned pointer:
+  // free_slow held the rest) no block is read: memcheck need not be quietened.
   if (owner != os::thread_id() && (word & page_is_checked) == 0 && queue_remote_free(pg, b, word))
     return;
   valgrind_quiet quiet;
