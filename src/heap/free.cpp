@@ -295,17 +295,24 @@ void page_owner_frees_wrapped(page* pg, std::uint64_t counts) noexcept {
   if (page_free_is_event(pg, page_used(pg))) page_emptied_by_owner(pg);
 }
 
-// Post every block the thread freed into other threads' pages: first fetch
-// all their cache lines at once, then check and mark each, then hand each
+// Blocks ahead of the one being marked whose cache lines a flush has asked
+// for: enough to keep the memory system busy, few enough that it keeps up.
+constexpr std::uint32_t prefetch_distance = 16;
+
+// Post every block the thread freed into other threads' pages: check and mark
+// each, fetching the cache lines of those ahead meanwhile, then hand each
 // destination page its blocks with one compare-exchange.
 void remote_flush_all(thread_context* ctx) {
   std::uint32_t n = ctx->remote_pending_count;
   ctx->remote_pending_count = 0;
   ctx->remote_pending_bytes = 0;
   valgrind_quiet quiet;  // the blocks are the program's freed ones (debug mode tells memcheck)
-  for (std::uint32_t i = 0; i < n; ++i) __builtin_prefetch(ctx->remote_pending[i], 1);
+  for (std::uint32_t i = 0; i < n && i < prefetch_distance; ++i)
+    __builtin_prefetch(ctx->remote_pending[i], 1);
   remote_batch batches[flush_slots] = {};
   for (std::uint32_t i = 0; i < n; ++i) {
+    if (i + prefetch_distance < n)
+      __builtin_prefetch(ctx->remote_pending[i + prefetch_distance], 1);
     block* b = ctx->remote_pending[i];
     page* pg = segment_of(b)->page_of(b);
     mark_remote_free(pg, b);
