@@ -278,8 +278,14 @@ segment* map_segment(std::size_t size, std::size_t alignment) {
 // Map a new normal segment: its whole range, but a step only for the process's
 // first segment or where the OS refuses the whole range. Secure mode's guard
 // ends the range and an up-front region is cut in whole segments: those map whole.
+// Whether normal segments map their whole range at once: secure mode's guard
+// ends the range, and an up-front region is cut in whole segments.
+bool segments_map_whole() {
+  return secure_mode() || options::get(STRATA_OPTION_ARENA_RESERVE) != 0;
+}
+
 segment* map_normal_segment() {
-  bool whole_only = secure_mode() || options::get(STRATA_OPTION_ARENA_RESERVE) != 0;
+  bool whole_only = segments_map_whole();
   bool first = global_stats::segments.load(std::memory_order_relaxed) == 0;
   if (whole_only || !first) {
     if (segment* seg = map_segment(segment_size, segment_size)) return seg;
@@ -638,6 +644,24 @@ bool segment_is_empty(const segment* seg) {
 namespace {
 // Purge the free dirty slices of `seg`, its bitmaps held. While it has live
 // pages and may be backed by transparent huge pages, only whole free huge pages.
+// An empty normal segment, once purged, keeps only its first step mapped: a
+// thread that keeps its last segment holds 1 MiB of address space, not up to
+// 32, and a process under an address-space limit gets the rest back. Called
+// with the bitmaps held, as the owner's growth is.
+void shrink_empty(segment* seg) {
+  if (seg->pages_in_use != 0 || seg->huge || seg->size <= segment_step || segments_map_whole())
+    return;
+  std::size_t cut = seg->size - segment_step;
+  if (!os::release(reinterpret_cast<std::uint8_t*>(seg) + segment_step, cut)) return;
+  global_stats::reserved.fetch_sub(cut, std::memory_order_relaxed);
+  std::size_t first_cut = segment_step / slice_size;
+  // Slices a failed purge left dirty leave with the mapping.
+  global_stats::uncommit(
+      slice_bitmap::count(seg->dirty_slices, first_cut, slice_count - first_cut) * slice_size);
+  slice_bitmap::assign(seg->dirty_slices, first_cut, slice_count - first_cut, false);
+  segment_set_mapped_bytes(seg, segment_step);
+}
+
 void purge_free_slices(segment* seg) {
   std::size_t granule = seg->pages_in_use != 0 ? huge_page_slices() : 1;
   for (std::size_t i = header_slices; i < slice_count;) {
@@ -653,6 +677,7 @@ void purge_free_slices(segment* seg) {
       global_stats::uncommit(bytes);
     }
   }
+  shrink_empty(seg);
 }
 }  // namespace
 
