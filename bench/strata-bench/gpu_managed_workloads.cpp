@@ -24,7 +24,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -83,11 +82,8 @@ struct bench_device {
     for (auto& per_side : pools)
       for (auto& pool : per_side) pool = std::make_unique<strata::gpu::managed_pool>(dev());
   }
-  ~bench_device() {
-    for (auto& per_side : pools)
-      for (auto& pool : per_side) pool.reset();
-    backend.device->deallocate(scratch);
-  }
+  // The pools go after this, the device (declared first) after them.
+  ~bench_device() { backend.device->deallocate(scratch); }
   bench_device(const bench_device&) = delete;
   bench_device& operator=(const bench_device&) = delete;
 
@@ -147,24 +143,15 @@ struct bench_device {
     }
   }
 
-  // The host writes every byte of host-reachable memory and reads a word per line.
-  static std::uint64_t host_pass(char* p, std::size_t bytes, int value) {
-    std::memset(p, value, bytes);
-    std::uint64_t sum = 0;
-    for (std::size_t offset = 0; offset < bytes; offset += 64)
-      sum += static_cast<unsigned char>(p[offset]);
-    return sum;
-  }
-
   // The CPU-access phase for one block.
   std::uint64_t cpu_access(const strategy& s, char* p, std::size_t bytes, int value) {
     switch (s.kind) {
       case strategy::host:
-        return host_pass(p, bytes, value);
+        return write_and_read(p, bytes, value);
       case strategy::device_memory: {
         dev().copy_async(staging.data(), p, bytes, copy_kind::device_to_host, stream{});
         dev().synchronize(stream{});
-        const std::uint64_t sum = host_pass(staging.data(), bytes, value);
+        const std::uint64_t sum = write_and_read(staging.data(), bytes, value);
         dev().copy_async(p, staging.data(), bytes, copy_kind::host_to_device, stream{});
         dev().synchronize(stream{});
         return sum;
@@ -176,7 +163,7 @@ struct bench_device {
       case strategy::managed:
       case strategy::pool:
         dev().host_access(p, bytes);
-        return host_pass(p, bytes, value);
+        return write_and_read(p, bytes, value);
     }
     return 0;
   }
@@ -186,26 +173,26 @@ struct bench_device {
     std::uint64_t sum = 0;
     switch (s.kind) {
       case strategy::host:
-        sum = host_pass(p, bytes, value);
+        sum = write_and_read(p, bytes, value);
         dev().copy_async(scratch, p, bytes, copy_kind::host_to_device, stream{});
         dev().memset_async(scratch, value + 1, bytes, stream{});
         break;
       case strategy::device_memory:
-        sum = host_pass(staging.data(), bytes, value);
+        sum = write_and_read(staging.data(), bytes, value);
         dev().copy_async(p, staging.data(), bytes, copy_kind::host_to_device, stream{});
         dev().memset_async(p, value + 1, bytes, stream{});
         break;
       case strategy::managed:
       case strategy::pool:
         dev().host_access(p, bytes);
-        sum = host_pass(p, bytes, value);
+        sum = write_and_read(p, bytes, value);
         dev().memset_async(p, value + 1, bytes, stream{});
         break;
       case strategy::prefetching_pool:
         pool(side::gpu, true).prefetch(p, bytes, memory_location::host, stream{});
         dev().synchronize(stream{});
         dev().host_access(p, bytes);
-        sum = host_pass(p, bytes, value);
+        sum = write_and_read(p, bytes, value);
         pool(side::gpu, true).prefetch(p, bytes, memory_location::device, stream{});
         dev().memset_async(p, value + 1, bytes, stream{});
         break;

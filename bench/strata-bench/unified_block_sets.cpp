@@ -1,5 +1,6 @@
 #include "unified_block_sets.hpp"
 
+#include <cstring>
 #include <random>
 
 namespace strata_bench {
@@ -41,6 +42,14 @@ std::vector<std::size_t> unified_mixed_blocks() {
 
 std::vector<std::size_t> unified_repeated_1mb_blocks() {
   return std::vector<std::size_t>(64, megabyte);
+}
+
+std::uint64_t write_and_read(char* block, std::size_t bytes, int value) {
+  std::memset(block, value, bytes);
+  std::uint64_t sum = 0;
+  for (std::size_t offset = 0; offset < bytes; offset += 64)
+    sum += static_cast<unsigned char>(block[offset]);
+  return sum;
 }
 
 std::vector<unified_team> unified_teams() {

@@ -2,7 +2,6 @@
 // the CPU and freed, each phase timed (allocate / free / access / total, in ms).
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -29,8 +28,7 @@ std::uint64_t access_blocks(const std::vector<char*>& blocks,
                             const std::vector<std::size_t>& sizes) {
   std::uint64_t sum = 0;
   for (std::size_t i = 0; i < blocks.size(); ++i) {
-    std::memset(blocks[i], static_cast<int>(i), sizes[i]);
-    for (std::size_t offset = 0; offset < sizes[i]; offset += 64) sum += blocks[i][offset];
+    sum += write_and_read(blocks[i], sizes[i], static_cast<int>(i));
   }
   return sum;
 }

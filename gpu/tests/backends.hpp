@@ -25,6 +25,15 @@ struct simulated_backend {
   }
 };
 
+// A host-backed simulated device whose managed pages cost 10 µs to move by a
+// fault and 1 µs by prefetch: enough to see, small enough to run fast.
+inline simulated_config with_migration_costs() {
+  simulated_config c;
+  c.managed.fault_migration = std::chrono::microseconds(10);
+  c.managed.prefetch_migration = std::chrono::microseconds(1);
+  return c;
+}
+
 #ifdef STRATA_GPU_HAS_CUDA
 struct cuda_backend {
   // Null without a GPU: the fixture skips.

@@ -3,6 +3,7 @@
 // backend; residency and the cost model are the simulated device's and are
 // checked there page by page.
 #include "backends.hpp"
+#include "byte_checks.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,14 +15,6 @@ namespace {
 
 constexpr std::size_t kib = 1024;
 constexpr std::size_t page = 64 * kib;
-
-// Whether `bytes` at p all hold `value`.
-bool holds(const void* p, std::size_t bytes, std::uint8_t value) {
-  const auto* b = static_cast<const std::uint8_t*>(p);
-  for (std::size_t i = 0; i < bytes; ++i)
-    if (b[i] != value) return false;
-  return true;
-}
 
 template <class Backend>
 class managed_contract : public device_test<Backend> {};
@@ -59,16 +52,8 @@ TYPED_TEST(managed_contract, PrefetchOfMemoryThatIsNotManagedIsRefused) {
   dev.deallocate(p);
 }
 
-// A simulated device whose faults and prefetches cost 10 µs and 1 µs a page.
-simulated_config priced() {
-  simulated_config c;
-  c.managed.fault_migration = std::chrono::microseconds(10);
-  c.managed.prefetch_migration = std::chrono::microseconds(1);
-  return c;
-}
-
 TEST(managed_residency, PagesStartNowhereAndFollowTheirToucher) {
-  simulated_device dev(priced());
+  simulated_device dev(with_migration_costs());
   auto* p = static_cast<std::uint8_t*>(dev.allocate_managed(4 * page));
   EXPECT_EQ(dev.managed_residency(p), residency::none);
   dev.host_access(p, 4 * page);  // the host's first touch: an ordinary page fault
@@ -92,7 +77,7 @@ TEST(managed_residency, PagesStartNowhereAndFollowTheirToucher) {
 }
 
 TEST(managed_residency, PrefetchMovesAheadOnItsStreamAtThePrefetchCost) {
-  simulated_device dev(priced());
+  simulated_device dev(with_migration_costs());
   const stream s = dev.create_stream();
   auto* p = static_cast<std::uint8_t*>(dev.allocate_managed(8 * page));
   dev.host_access(p, 8 * page);
@@ -120,7 +105,7 @@ TEST(managed_residency, PrefetchMovesAheadOnItsStreamAtThePrefetchCost) {
 }
 
 TEST(managed_residency, ReadMostlyPagesKeepACopyOnEachReaderUntilAWrite) {
-  simulated_device dev(priced());
+  simulated_device dev(with_migration_costs());
   auto* p = static_cast<std::uint8_t*>(dev.allocate_managed(page));
   auto* scratch = static_cast<std::uint8_t*>(dev.allocate(page));
   dev.host_access(p, page);
@@ -137,7 +122,7 @@ TEST(managed_residency, ReadMostlyPagesKeepACopyOnEachReaderUntilAWrite) {
 }
 
 TEST(managed_residency, PagesPreferringTheHostAreReachedRemotelyByTheDevice) {
-  simulated_device dev(priced());
+  simulated_device dev(with_migration_costs());
   auto* p = static_cast<std::uint8_t*>(dev.allocate_managed(2 * page));
   dev.advise(p, page, memory_advice::set_preferred_location, memory_location::host);
   dev.host_access(p, 2 * page);

@@ -3,6 +3,7 @@
 // freed blocks back from other streams, statistics add up, bad input is
 // refused, and eight threads share one pool.
 #include "backends.hpp"
+#include "byte_checks.hpp"
 #include "gate.hpp"
 
 #include <strata/gpu/managed_pool.hpp>
@@ -24,23 +25,8 @@ constexpr std::size_t kib = 1024;
 constexpr std::size_t mib = 1024 * kib;
 constexpr std::size_t page = 64 * kib;
 
-bool holds(const void* p, std::size_t bytes, std::uint8_t value) {
-  const auto* b = static_cast<const std::uint8_t*>(p);
-  for (std::size_t i = 0; i < bytes; ++i)
-    if (b[i] != value) return false;
-  return true;
-}
-
-// Faults cost 10 µs a page, prefetches 1 µs: enough to see, small enough to run fast.
-simulated_config priced() {
-  simulated_config c;
-  c.managed.fault_migration = std::chrono::microseconds(10);
-  c.managed.prefetch_migration = std::chrono::microseconds(1);
-  return c;
-}
-
 TEST(managed_pool, ReuseHandsBackMemoryWithTheResidencyItHad) {
-  simulated_device dev(priced());
+  simulated_device dev(with_migration_costs());
   managed_pool pool(dev);
   const stream s{};
   void* p = pool.allocate(mib, s);
@@ -60,7 +46,7 @@ TEST(managed_pool, ReuseHandsBackMemoryWithTheResidencyItHad) {
 }
 
 TEST(managed_pool, ThePrefetchPolicyMovesEveryBlockOnItsStream) {
-  simulated_device dev(priced());
+  simulated_device dev(with_migration_costs());
   managed_pool_config config;
   config.prefetch = prefetch_policy::to_device;
   managed_pool pool(dev, config);
@@ -84,7 +70,7 @@ TEST(managed_pool, ThePrefetchPolicyMovesEveryBlockOnItsStream) {
 }
 
 TEST(managed_pool, PrefetchSavesTheFaultsTheModelCharges) {
-  simulated_device dev(priced());
+  simulated_device dev(with_migration_costs());
   managed_pool plain(dev);
   managed_pool_config ahead;
   ahead.prefetch = prefetch_policy::to_device;
@@ -106,7 +92,7 @@ TEST(managed_pool, PrefetchSavesTheFaultsTheModelCharges) {
 }
 
 TEST(managed_pool, RegionHintsReachEveryBlock) {
-  simulated_device dev(priced());
+  simulated_device dev(with_migration_costs());
   managed_pool_config config;
   config.hints.preferred_location = memory_location::host;
   managed_pool pool(dev, config);

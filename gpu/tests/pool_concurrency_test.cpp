@@ -2,6 +2,7 @@
 // streams: every block carries its thread's pattern through queued work, and
 // everything is back when the threads are done.
 #include "backends.hpp"
+#include "byte_checks.hpp"
 
 #include <strata/gpu/device_pool.hpp>
 #include <strata/gpu/pinned_pool.hpp>
@@ -22,14 +23,6 @@ constexpr int threads = 8;
 constexpr int streams = 4;
 constexpr int rounds = 300;
 constexpr std::size_t staging_bytes = 8 * kib;
-
-// Whether `bytes` at p all hold `value`.
-bool holds(const void* p, std::size_t bytes, std::uint8_t value) {
-  const auto* b = static_cast<const std::uint8_t*>(p);
-  for (std::size_t i = 0; i < bytes; ++i)
-    if (b[i] != value) return false;
-  return true;
-}
 
 // Queued work on each stream fills a block with its thread's value and checks
 // it after the other streams' work had a chance to run.

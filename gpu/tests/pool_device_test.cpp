@@ -3,6 +3,7 @@
 // only behind an event wait), rehearsed on an address-only 80 GB device and on
 // host-backed memory where queued work writes and checks patterns.
 #include "backends.hpp"
+#include "byte_checks.hpp"
 #include "gate.hpp"
 #include "pinned_buffer.hpp"
 
@@ -47,14 +48,6 @@ device_pool_config fixed(std::size_t bytes) {
   config.reserve_bytes = bytes;
   config.blocks.max_reserved_bytes = bytes;
   return config;
-}
-
-// Whether `bytes` at p all hold `value`.
-bool holds(const void* p, std::size_t bytes, std::uint8_t value) {
-  const auto* b = static_cast<const std::uint8_t*>(p);
-  for (std::size_t i = 0; i < bytes; ++i)
-    if (b[i] != value) return false;
-  return true;
 }
 
 TEST(device_pool, ReservesUpFrontAndServesWithoutTheDevice) {

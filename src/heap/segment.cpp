@@ -158,6 +158,16 @@ void huge_purge(segment* seg) {
   }
 }
 
+// Give the OS the part of a segment's mapping past its first `keep` bytes;
+// whether it took it.
+bool cut_mapping(segment* seg, std::size_t keep) {
+  std::size_t cut = seg->size - keep;
+  if (!os::release(reinterpret_cast<std::uint8_t*>(seg) + keep, cut)) return false;
+  global_stats::reserved.fetch_sub(cut, std::memory_order_relaxed);
+  segment_set_mapped_bytes(seg, keep);
+  return true;
+}
+
 void unmap(segment* seg) {
   std::size_t size = seg->size;
   if (seg->huge && seg->pages[0].area >= seg->slice_start(slice_count))
@@ -416,10 +426,7 @@ namespace {
 // going back to the OS with it.
 void shrink_huge(segment* seg, std::size_t total) {
   std::size_t cut = seg->size - total;
-  if (!os::release(reinterpret_cast<std::uint8_t*>(seg) + total, cut)) return;
-  global_stats::reserved.fetch_sub(cut, std::memory_order_relaxed);
-  if (seg->dirty_slices[0] != 0) global_stats::uncommit(cut);
-  segment_set_mapped_bytes(seg, total);
+  if (cut_mapping(seg, total) && seg->dirty_slices[0] != 0) global_stats::uncommit(cut);
 }
 
 // Grow a cached huge segment's mapping to `total` bytes: in place when the
@@ -651,15 +658,12 @@ namespace {
 void shrink_empty(segment* seg) {
   if (seg->pages_in_use != 0 || seg->huge || seg->size <= segment_step || segments_map_whole())
     return;
-  std::size_t cut = seg->size - segment_step;
-  if (!os::release(reinterpret_cast<std::uint8_t*>(seg) + segment_step, cut)) return;
-  global_stats::reserved.fetch_sub(cut, std::memory_order_relaxed);
+  if (!cut_mapping(seg, segment_step)) return;
   std::size_t first_cut = segment_step / slice_size;
   // Slices a failed purge left dirty leave with the mapping.
   global_stats::uncommit(
       slice_bitmap::count(seg->dirty_slices, first_cut, slice_count - first_cut) * slice_size);
   slice_bitmap::assign(seg->dirty_slices, first_cut, slice_count - first_cut, false);
-  segment_set_mapped_bytes(seg, segment_step);
 }
 
 void purge_free_slices(segment* seg) {

@@ -33,13 +33,11 @@ namespace strata::gpu {
 // Where the pool moves each block it hands out.
 enum class prefetch_policy { none, to_device, to_host };
 
-// bfc settings for managed memory: 2 MiB regions (a large page), doubling up
-// to 1 GiB, the device's granule.
+// bfc settings for managed memory: the device pool's, but regions start at
+// 2 MiB (a large page) and stop at 1 GiB, since managed memory is host memory too.
 inline bfc_config managed_pool_blocks() {
-  bfc_config blocks;
-  blocks.granule = device_alignment;
+  bfc_config blocks = device_pool_blocks();
   blocks.initial_region_bytes = std::size_t{2} << 20;
-  blocks.growth = bfc_growth::doubling;
   blocks.max_region_bytes = std::size_t{1} << 30;
   return blocks;
 }
