@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "os/mutex.hpp"
 #include "os/os.hpp"
 
 namespace strata::heap {
@@ -18,7 +19,7 @@ struct free_object {
 };
 
 struct metadata_pool {
-  std::mutex lock;
+  os::mutex lock;
   free_object* buckets[bucket_count] = {};
   std::uint8_t* bump = nullptr;
   std::uint8_t* end = nullptr;
@@ -34,7 +35,7 @@ std::size_t bucket_of(std::size_t size) {
 void* metadata_allocate(std::size_t size) noexcept {
   std::size_t bucket = bucket_of(size);
   if (bucket >= bucket_count) return nullptr;
-  std::lock_guard<std::mutex> guard(pool.lock);
+  std::lock_guard<os::mutex> guard(pool.lock);
   if (free_object* obj = pool.buckets[bucket]) {
     pool.buckets[bucket] = obj->next;
     return obj;
@@ -54,7 +55,7 @@ void* metadata_allocate(std::size_t size) noexcept {
 
 void metadata_free(void* p, std::size_t size) noexcept {
   std::size_t bucket = bucket_of(size);
-  std::lock_guard<std::mutex> guard(pool.lock);
+  std::lock_guard<os::mutex> guard(pool.lock);
   auto* obj = static_cast<free_object*>(p);
   obj->next = pool.buckets[bucket];
   pool.buckets[bucket] = obj;

@@ -3,10 +3,12 @@
 
 #include <mutex>
 
+#include "os/mutex.hpp"
+
 namespace strata::heap {
 namespace {
 
-std::mutex lock;
+os::mutex lock;
 heap* first = nullptr;
 std::uint64_t live_threads = 0;
 
@@ -20,7 +22,7 @@ totals retired;
 }  // namespace
 
 void registry_add(heap* h) noexcept {
-  std::lock_guard<std::mutex> guard(lock);
+  std::lock_guard<os::mutex> guard(lock);
   h->prev_registered = nullptr;
   h->next_registered = first;
   if (first != nullptr) first->prev_registered = h;
@@ -29,7 +31,7 @@ void registry_add(heap* h) noexcept {
 }
 
 void registry_remove(heap* h) noexcept {
-  std::lock_guard<std::mutex> guard(lock);
+  std::lock_guard<os::mutex> guard(lock);
   if (h->prev_registered != nullptr)
     h->prev_registered->next_registered = h->next_registered;
   else
@@ -51,7 +53,7 @@ void registry_unlock() noexcept {
 }
 
 void registry_sum(strata_stats_t* out) noexcept {
-  std::lock_guard<std::mutex> guard(lock);
+  std::lock_guard<os::mutex> guard(lock);
   std::uint64_t mallocs[class_count + 1];
   std::uint64_t frees[class_count + 1];
   for (std::size_t c = 0; c <= class_count; ++c) {

@@ -14,6 +14,7 @@
 #include "heap/slice_bitmap.hpp"
 #include "heap/stats_internal.hpp"
 #include "options/options.hpp"
+#include "os/mutex.hpp"
 #include "os/os.hpp"
 
 namespace strata::heap {
@@ -86,7 +87,7 @@ constexpr std::size_t huge_cache_bytes = std::size_t{1} << 30;
 
 // Empty segments kept mapped for reuse; purged after the purge delay.
 struct segment_cache {
-  std::mutex lock;
+  os::mutex lock;
   segment* normal = nullptr;
   std::size_t normal_count = 0;
   segment* huge = nullptr;
@@ -98,7 +99,7 @@ segment_cache cache;
 
 // Every mapped normal segment, so that a forced collection reaches them all.
 struct mapped_segments {
-  std::mutex lock;
+  os::mutex lock;
   segment* first = nullptr;
 };
 mapped_segments mapped;
@@ -180,7 +181,7 @@ void unmap(segment* seg) {
 
 // Add a fresh normal segment to the mapped list.
 void add_mapped(segment* seg) {
-  std::lock_guard<std::mutex> guard(mapped.lock);
+  std::lock_guard<os::mutex> guard(mapped.lock);
   seg->prev_mapped = nullptr;
   seg->next_mapped = mapped.first;
   if (mapped.first != nullptr) mapped.first->prev_mapped = seg;
@@ -191,7 +192,7 @@ void add_mapped(segment* seg) {
 // no forced collection is purging it).
 void unmap_normal(segment* seg) {
   {
-    std::lock_guard<std::mutex> guard(mapped.lock);
+    std::lock_guard<os::mutex> guard(mapped.lock);
     if (seg->prev_mapped != nullptr)
       seg->prev_mapped->next_mapped = seg->next_mapped;
     else
@@ -207,24 +208,31 @@ void unmap_normal(segment* seg) {
 // that segments are cut from (in order, never reused) before the heap asks
 // the OS for more. A program can so claim its heap's range at start-up.
 struct up_front_region {
-  std::once_flag reserved;
+  std::atomic<bool> reserved{false};
+  os::mutex reserving;
   std::atomic<std::uintptr_t> next{0};
   std::uintptr_t end = 0;
 };
 up_front_region region;
 
+// Reserve the up-front region, once, on the first segment's way.
+void reserve_region() {
+  std::lock_guard<os::mutex> guard(region.reserving);
+  if (region.reserved.load(std::memory_order_relaxed)) return;
+  auto bytes = static_cast<std::size_t>(options::get(STRATA_OPTION_ARENA_RESERVE));
+  bytes = (bytes + segment_size - 1) & ~(segment_size - 1);
+  void* base = bytes != 0 ? os::reserve_aligned(bytes, segment_size, true) : nullptr;
+  if (base != nullptr) {
+    region.end = reinterpret_cast<std::uintptr_t>(base) + bytes;
+    region.next.store(reinterpret_cast<std::uintptr_t>(base), std::memory_order_release);
+  }
+  region.reserved.store(true, std::memory_order_release);
+}
+
 // `size` bytes aligned to `alignment` from the up-front region; null when it
 // is not configured or has no room left.
 void* take_from_region(std::size_t size, std::size_t alignment) {
-  std::call_once(region.reserved, [] {
-    auto bytes = static_cast<std::size_t>(options::get(STRATA_OPTION_ARENA_RESERVE));
-    bytes = (bytes + segment_size - 1) & ~(segment_size - 1);
-    if (bytes == 0) return;
-    void* base = os::reserve_aligned(bytes, segment_size, true);
-    if (base == nullptr) return;
-    region.end = reinterpret_cast<std::uintptr_t>(base) + bytes;
-    region.next.store(reinterpret_cast<std::uintptr_t>(base), std::memory_order_release);
-  });
+  if (!region.reserved.load(std::memory_order_acquire)) reserve_region();
   std::uintptr_t at = region.next.load(std::memory_order_acquire);
   for (;;) {
     if (at == 0) return nullptr;
@@ -244,7 +252,7 @@ bool release_cached_segments() {
   segment* normal;
   segment* huge;
   {
-    std::lock_guard<std::mutex> guard(cache.lock);
+    std::lock_guard<os::mutex> guard(cache.lock);
     normal = cache.normal;
     huge = cache.huge;
     global_stats::segments_cached.fetch_sub(cache.normal_count + cache.huge_count,
@@ -339,7 +347,7 @@ namespace {
 // Take a segment from the cache: the first one, or with `dirty_only` the first
 // whose memory has not been purged yet. Null when there is no such segment.
 segment* take_cached(bool dirty_only) {
-  std::lock_guard<std::mutex> guard(cache.lock);
+  std::lock_guard<os::mutex> guard(cache.lock);
   for (segment** link = &cache.normal; *link != nullptr; link = &(*link)->next) {
     segment* seg = *link;
     if (dirty_only) {
@@ -392,7 +400,7 @@ void segment_release(segment* seg) {
   seg->owner = nullptr;
   std::int64_t deadline = purge_deadline();
   if (deadline < 0) segment_purge(seg);
-  std::lock_guard<std::mutex> guard(cache.lock);
+  std::lock_guard<os::mutex> guard(cache.lock);
   if (cache.normal_count >= normal_cache_limit) {
     unmap_normal(seg);
     return;
@@ -453,7 +461,7 @@ segment* grow_huge(segment* seg, std::size_t total) {
 
 // Put a huge segment back in the cache, first in line.
 void return_cached_huge(segment* seg) {
-  std::lock_guard<std::mutex> guard(cache.lock);
+  std::lock_guard<os::mutex> guard(cache.lock);
   seg->next = cache.huge;
   cache.huge = seg;
   cache.huge_count++;
@@ -472,7 +480,7 @@ void return_cached_huge(segment* seg) {
 segment* take_cached_huge(std::size_t total, bool resizable) {
   segment* seg = nullptr;
   {
-    std::lock_guard<std::mutex> guard(cache.lock);
+    std::lock_guard<os::mutex> guard(cache.lock);
     segment** best = nullptr;
     segment** largest = nullptr;
     for (segment** link = &cache.huge; *link != nullptr; link = &(*link)->next) {
@@ -574,7 +582,7 @@ void huge_segment_release(segment* seg) {
   if (deadline < 0) huge_purge(seg);
   segment* evicted = nullptr;
   {
-    std::lock_guard<std::mutex> guard(cache.lock);
+    std::lock_guard<os::mutex> guard(cache.lock);
     // A far-aligned block's segment is not cached: its layout suits no other request.
     if (seg->size > huge_cache_bytes || seg->pages[0].area >= seg->slice_start(slice_count)) {
       evicted = seg;
@@ -694,7 +702,7 @@ void segment_purge(segment* seg) {
 }
 
 void segment_purge_everywhere() {
-  std::lock_guard<std::mutex> guard(mapped.lock);
+  std::lock_guard<os::mutex> guard(mapped.lock);
   for (segment* seg = mapped.first; seg != nullptr; seg = seg->next_mapped) {
     // Busy: its owner is claiming or freeing slices, and purges them itself in time.
     if (seg->slices_busy.exchange(true, std::memory_order_acquire)) continue;
@@ -748,7 +756,7 @@ void purge_cached(bool force) {
 void segment_cache_collect(bool force) {
   std::int64_t next = cache.next_purge.load(std::memory_order_relaxed);
   if (!force && (next == 0 || clock_ms() < next)) return;
-  std::lock_guard<std::mutex> guard(cache.lock);
+  std::lock_guard<os::mutex> guard(cache.lock);
   purge_cached(force);
 }
 

@@ -8,6 +8,7 @@
 #include "heap/registry.hpp"
 #include "heap/slice_bitmap.hpp"
 #include "options/options.hpp"
+#include "os/mutex.hpp"
 
 namespace strata::heap {
 
@@ -17,11 +18,11 @@ pthread_key_t exit_key;
 pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 // Segments of exited threads that still hold live blocks.
-std::mutex abandoned_lock;
+os::mutex abandoned_lock;
 segment* abandoned = nullptr;
 // Held while one thread collects the abandoned segments it took off the list
 // (and across fork, so a child never finds segments missing from it).
-std::mutex abandoned_collect_lock;
+os::mutex abandoned_collect_lock;
 // When the abandoned segments are next due to be looked at (ms clock); 0 when never.
 std::atomic<std::int64_t> abandoned_due{0};
 
@@ -132,7 +133,7 @@ void thread_done(void* arg) {
     } else {
       segment_purge(seg);
       seg->owner = nullptr;
-      std::lock_guard<std::mutex> guard(abandoned_lock);
+      std::lock_guard<os::mutex> guard(abandoned_lock);
       seg->next = abandoned;
       abandoned = seg;
       any_abandoned = true;
@@ -164,7 +165,7 @@ bool thread_adopt_abandoned(thread_context* ctx) {
   for (;;) {
     segment* seg;
     {
-      std::lock_guard<std::mutex> guard(abandoned_lock);
+      std::lock_guard<os::mutex> guard(abandoned_lock);
       seg = abandoned;
       if (seg != nullptr) abandoned = seg->next;
     }
@@ -219,17 +220,17 @@ std::int64_t abandoned_deadline() noexcept {
 void abandoned_collect(bool force) noexcept {
   std::int64_t due = abandoned_due.load(std::memory_order_relaxed);
   if (!force && (due == 0 || clock_ms() < due)) return;
-  std::unique_lock<std::mutex> collecting(abandoned_collect_lock, std::defer_lock);
   if (force)
-    collecting.lock();
-  else if (!collecting.try_lock())
+    abandoned_collect_lock.lock();
+  else if (!abandoned_collect_lock.try_lock())
     return;  // another thread is at it
+  std::lock_guard<os::mutex> collecting(abandoned_collect_lock, std::adopt_lock);
   // Frees from here on arm the next look themselves.
   abandoned_due.store(0, std::memory_order_relaxed);
   valgrind_quiet quiet;  // collecting reads the links of freed blocks
   segment* list;
   {
-    std::lock_guard<std::mutex> guard(abandoned_lock);
+    std::lock_guard<os::mutex> guard(abandoned_lock);
     list = abandoned;
     abandoned = nullptr;
   }
@@ -252,7 +253,7 @@ void abandoned_collect(bool force) noexcept {
     if (kept_last == nullptr) kept_last = seg;
   }
   if (kept != nullptr) {
-    std::lock_guard<std::mutex> guard(abandoned_lock);
+    std::lock_guard<os::mutex> guard(abandoned_lock);
     kept_last->next = abandoned;
     abandoned = kept;
   }

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "os/mutex.hpp"
+
 extern char** environ;
 
 // The build option STRATA_SECURE=ON makes secure mode the default.
@@ -48,7 +50,7 @@ constexpr descriptor table[STRATA_OPTION_COUNT] = {
     {"DEBUG", kind::flag, STRATA_DEBUG_BY_DEFAULT},
 };
 
-std::mutex init_lock;
+os::mutex init_lock;
 
 void write_str(const char* s) noexcept {
   ssize_t ignored = ::write(STDERR_FILENO, s, std::strlen(s));
@@ -166,7 +168,7 @@ void read_environment() noexcept {
 }  // namespace
 
 void initialize() noexcept {
-  std::lock_guard<std::mutex> guard(init_lock);
+  std::lock_guard<os::mutex> guard(init_lock);
   if (initialized.load(std::memory_order_relaxed)) return;
   read_environment();
   initialized.store(true, std::memory_order_release);
@@ -174,7 +176,7 @@ void initialize() noexcept {
 }
 
 void reload_from_environment() noexcept {
-  std::lock_guard<std::mutex> guard(init_lock);
+  std::lock_guard<os::mutex> guard(init_lock);
   read_environment();
   initialized.store(true, std::memory_order_release);
 }

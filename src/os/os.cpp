@@ -140,33 +140,48 @@ std::size_t read_proc_number(const char* path, const char* key, std::size_t fiel
   return v;
 }
 
+// A value the process computes on first use. Racing threads compute the same
+// answer, so a relaxed atomic (0: not yet) stands in for a guarded static.
+template <class Compute>
+std::size_t on_first_use(std::atomic<std::size_t>& cache, Compute compute) noexcept {
+  std::size_t value = cache.load(std::memory_order_relaxed);
+  if (value == 0) {
+    value = compute();
+    cache.store(value, std::memory_order_relaxed);
+  }
+  return value;
+}
+
+std::atomic<std::size_t> page_size_cache{0};
+std::atomic<std::size_t> huge_page_size_cache{0};
+std::atomic<std::size_t> huge_pages_mode_cache{0};  // 1: not always, 2: always
+
 }  // namespace
 
 std::size_t page_size() noexcept {
-  static const std::size_t size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  return size;
+  return on_first_use(page_size_cache,
+                      [] { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); });
 }
 
 std::size_t huge_page_size() noexcept {
-  static const std::size_t size = [] {
+  return on_first_use(huge_page_size_cache, [] {
     std::size_t kb = read_proc_number("/proc/meminfo", "Hugepagesize:", 0);
     return kb != 0 ? kb * 1024 : std::size_t{2} << 20;
-  }();
-  return size;
+  });
 }
 
 bool huge_pages_always() noexcept {
-  static const bool always = [] {
-    int fd = ::open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    char buf[128];
-    ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
-    ::close(fd);
-    if (n <= 0) return false;
-    buf[n] = 0;
-    return std::strstr(buf, "[always]") != nullptr;  // the mode in force is bracketed
-  }();
-  return always;
+  return on_first_use(huge_pages_mode_cache, []() -> std::size_t {
+           int fd = ::open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
+           if (fd < 0) return 1;
+           char buf[128];
+           ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+           ::close(fd);
+           if (n <= 0) return 1;
+           buf[n] = 0;
+           // The mode in force is bracketed.
+           return std::strstr(buf, "[always]") != nullptr ? 2 : 1;
+         }) == 2;
 }
 
 void* reserve_aligned(std::size_t size, std::size_t alignment, bool accessible) noexcept {

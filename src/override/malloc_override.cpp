@@ -8,6 +8,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <unistd.h>
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstdint>
@@ -31,20 +32,29 @@ using namespace strata;
 using trace_recorder::on;
 using trace_recorder::record;
 
-// The C library's own functions, for pointers that are not strata's.
+// The C library's own function `name`, for pointers that are not strata's,
+// looked up on first use (racing lookups find the same address).
 template <class Fn>
-Fn next_symbol(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+Fn libc_function(std::atomic<Fn>& cache, const char* name) {
+  Fn fn = cache.load(std::memory_order_relaxed);
+  if (fn == nullptr) {
+    fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+    cache.store(fn, std::memory_order_relaxed);
+  }
+  return fn;
 }
 
+std::atomic<void (*)(void*)> libc_free{nullptr};
+std::atomic<std::size_t (*)(void*)> libc_usable{nullptr};
+
 void free_with_libc(void* p) {
-  static auto libc_free = next_symbol<void (*)(void*)>("free");
-  if (libc_free != nullptr) libc_free(p);
+  auto fn = libc_function(libc_free, "free");
+  if (fn != nullptr) fn(p);
 }
 
 std::size_t libc_usable_size(void* p) {
-  static auto libc_usable = next_symbol<std::size_t (*)(void*)>("malloc_usable_size");
-  return libc_usable != nullptr ? libc_usable(p) : 0;
+  auto fn = libc_function(libc_usable, "malloc_usable_size");
+  return fn != nullptr ? fn(p) : 0;
 }
 
 bool is_strata(const void* p) {

@@ -1,9 +1,20 @@
 // Every form of C++ operator new and delete, on the strata heap. Failure runs
 // the installed new_handler and retries, then throws std::bad_alloc (or
 // returns null for the nothrow forms), as the standard library does.
+//
+// The override links no C++ runtime, so that a C program under LD_PRELOAD
+// does not load libstdc++ (about 1 MiB of resident memory) for nothing. The
+// few runtime functions a failed operator new needs are looked up in the
+// process when first needed: any caller of operator new has a runtime loaded.
+#include <dlfcn.h>
+#include <unistd.h>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
 #include <new>
 
 #include "heap/heap.hpp"
+#include "os/mutex.hpp"
 #include "override/trace_recorder.hpp"
 #include "strata/strata.h"
 
@@ -11,30 +22,110 @@ namespace {
 
 using namespace strata;
 
-// Call the new_handler until an allocation succeeds; false when there is none.
-bool run_new_handler() {
-  std::new_handler handler = std::get_new_handler();
-  if (handler == nullptr) return false;
-  handler();
-  return true;
+using nothrow_new_fn = void* (*)(std::size_t, const std::nothrow_t&) noexcept;
+using nothrow_new_aligned_fn = void* (*)(std::size_t, std::align_val_t,
+                                         const std::nothrow_t&) noexcept;
+
+// The C++ runtime's part in a failed operator new: the installed new-handler,
+// std::bad_alloc, and the runtime's own nothrow operator new.
+struct cxx_runtime {
+  std::new_handler (*get_new_handler)() = nullptr;
+  void (*throw_bad_alloc)() = nullptr;  // never returns
+  nothrow_new_fn nothrow_new = nullptr;
+  nothrow_new_aligned_fn nothrow_new_aligned = nullptr;
+};
+
+cxx_runtime runtime;
+std::atomic<bool> runtime_found{false};
+os::mutex runtime_lookup;
+
+template <class Fn>
+Fn symbol(void* library, const char* name) {
+  return reinterpret_cast<Fn>(dlsym(library, name));
 }
 
-__attribute__((noinline)) void* new_retry(std::size_t size, std::size_t alignment, bool nothrow) {
-  for (;;) {
-    void* p = alignment != 0 ? strata_malloc_aligned(size, alignment) : strata_malloc(size);
-    if (p != nullptr) return p;
-    bool retried;
-    try {
-      retried = run_new_handler();
-    } catch (...) {
-      if (nothrow) return nullptr;
-      throw;
-    }
-    if (!retried) {
-      if (nothrow) return nullptr;
-      throw std::bad_alloc();
-    }
+// The library of the process's C++ runtime, kept open (our pointers into it
+// must outlive a dlclose of what loaded it). A runtime a plugin brought in with
+// RTLD_LOCAL is outside the global scope, so it is asked for by name; a runtime
+// linked into the executable is found in the global scope.
+void* runtime_library() noexcept {
+  for (const char* name : {"libstdc++.so.6", "libc++.so.1"}) {
+    void* library = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+    if (library != nullptr) return library;
   }
+  return dlsym(RTLD_DEFAULT, "_ZSt15get_new_handlerv") != nullptr ? RTLD_DEFAULT : nullptr;
+}
+
+// The process's C++ runtime (libstdc++ or libc++), found once; null while no
+// runtime is loaded, so that one loaded later with dlopen is still found.
+const cxx_runtime* find_runtime() noexcept {
+  if (runtime_found.load(std::memory_order_acquire)) return &runtime;
+  std::lock_guard<os::mutex> guard(runtime_lookup);
+  if (runtime_found.load(std::memory_order_relaxed)) return &runtime;
+  void* library = runtime_library();
+  if (library == nullptr) return nullptr;
+  runtime.get_new_handler = symbol<std::new_handler (*)()>(library, "_ZSt15get_new_handlerv");
+  runtime.throw_bad_alloc = symbol<void (*)()>(library, "_ZSt17__throw_bad_allocv");
+  if (runtime.throw_bad_alloc == nullptr)
+    runtime.throw_bad_alloc = symbol<void (*)()>(library, "_ZNSt3__117__throw_bad_allocEv");
+  // In the global scope the first nothrow new is ours: the runtime's is not to be had.
+  if (library != RTLD_DEFAULT) {
+    runtime.nothrow_new = symbol<nothrow_new_fn>(library, "_ZnwmRKSt9nothrow_t");
+    runtime.nothrow_new_aligned =
+        symbol<nothrow_new_aligned_fn>(library, "_ZnwmSt11align_val_tRKSt9nothrow_t");
+  }
+  if (runtime.get_new_handler == nullptr) return nullptr;
+  runtime_found.store(true, std::memory_order_release);
+  return &runtime;
+}
+
+// The installed new-handler; null when there is none (or no C++ runtime).
+std::new_handler current_new_handler() noexcept {
+  const cxx_runtime* cxx = find_runtime();
+  return cxx != nullptr ? cxx->get_new_handler() : nullptr;
+}
+
+// Throw std::bad_alloc through the runtime. Without one, no code could catch
+// it: one diagnostic line, then abort.
+[[noreturn]] void throw_bad_alloc() {
+  const cxx_runtime* cxx = find_runtime();
+  if (cxx != nullptr && cxx->throw_bad_alloc != nullptr) cxx->throw_bad_alloc();
+  static const char line[] =
+      "strata: operator new failed and no C++ runtime can throw std::bad_alloc\n";
+  ssize_t ignored = ::write(STDERR_FILENO, line, sizeof(line) - 1);
+  (void)ignored;
+  std::abort();
+}
+
+// One more try of the heap.
+void* try_heap(std::size_t size, std::size_t alignment) noexcept {
+  return alignment != 0 ? strata_malloc_aligned(size, alignment) : strata_malloc(size);
+}
+
+// The throwing forms after a failed first try: call the new-handler and retry
+// until it is removed, then throw. What the handler throws passes through.
+__attribute__((noinline)) void* new_retry(std::size_t size, std::size_t alignment) {
+  for (;;) {
+    void* p = try_heap(size, alignment);
+    if (p != nullptr) return p;
+    std::new_handler handler = current_new_handler();
+    if (handler == nullptr) throw_bad_alloc();
+    handler();
+  }
+}
+
+// The nothrow forms after a failed first try. A new-handler may throw, and
+// nothrow new must turn that into null: the runtime's own nothrow new does the
+// catching, around a call of the throwing operator new, which is ours.
+__attribute__((noinline)) void* new_retry_nothrow(std::size_t size,
+                                                  std::size_t alignment) noexcept {
+  if (current_new_handler() == nullptr) return nullptr;
+  const cxx_runtime* cxx = find_runtime();
+  const std::nothrow_t tag{};
+  if (alignment == 0) return cxx->nothrow_new != nullptr ? cxx->nothrow_new(size, tag) : nullptr;
+  return cxx->nothrow_new_aligned != nullptr
+             ? cxx->nothrow_new_aligned(size, std::align_val_t{alignment}, tag)
+             : nullptr;
 }
 
 // Records a block operator new returns, when STRATA_TRACE records.
@@ -47,7 +138,7 @@ inline void* recorded_new(void* p, std::size_t size, std::size_t alignment) noex
 
 // A failed first try retried through the new-handler, then recorded.
 __attribute__((noinline)) void* new_block_slow(std::size_t size) {
-  return recorded_new(new_retry(size, 0, false), size, 0);
+  return recorded_new(new_retry(size, 0), size, 0);
 }
 
 inline void* new_block(std::size_t size) {
@@ -59,28 +150,20 @@ inline void* new_block(std::size_t size) {
 inline void* new_block_nothrow(std::size_t size) noexcept {
   void* p = heap::heap_malloc(heap::tls_heap, size);
   if (STRATA_LIKELY(p != nullptr)) return recorded_new(p, size, 0);
-  try {
-    return recorded_new(new_retry(size, 0, true), size, 0);
-  } catch (...) {
-    return nullptr;
-  }
+  return new_retry_nothrow(size, 0);  // a block it finds was recorded by operator new
 }
 
 inline void* new_aligned(std::size_t size, std::align_val_t alignment) {
   auto align = static_cast<std::size_t>(alignment);
   void* p = strata_malloc_aligned(size, align);
-  return recorded_new(STRATA_LIKELY(p != nullptr) ? p : new_retry(size, align, false), size, align);
+  return recorded_new(STRATA_LIKELY(p != nullptr) ? p : new_retry(size, align), size, align);
 }
 
 inline void* new_aligned_nothrow(std::size_t size, std::align_val_t alignment) noexcept {
   auto align = static_cast<std::size_t>(alignment);
   void* p = strata_malloc_aligned(size, align);
   if (STRATA_LIKELY(p != nullptr)) return recorded_new(p, size, align);
-  try {
-    return recorded_new(new_retry(size, align, true), size, align);
-  } catch (...) {
-    return nullptr;
-  }
+  return new_retry_nothrow(size, align);  // a block it finds was recorded by operator new
 }
 
 // Every operator delete: the block freed, recorded first when tracing.

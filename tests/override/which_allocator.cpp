@@ -115,7 +115,11 @@ int main(int argc, char** argv) {
   // The program's own references must bind to the same functions dlsym finds.
   CHECK((void*)&malloc == dlsym(RTLD_DEFAULT, "malloc"), "&malloc is not the bound malloc");
   void* (*plain_new)(std::size_t) = &::operator new;
-  CHECK((void*)plain_new == dlsym(RTLD_DEFAULT, "_Znwm"), "&operator new is not the bound one");
+  // Linked in, strata's operator new leaves this program nothing to take from
+  // a C++ runtime, so none may be loaded and nothing exports operator new.
+  void* bound_new = dlsym(RTLD_DEFAULT, "_Znwm");
+  CHECK(bound_new == NULL ? statically_linked : (void*)plain_new == bound_new,
+        "&operator new is not the bound one");
   check_symbols(core_symbols, sizeof core_symbols / sizeof *core_symbols, expected,
                 statically_linked);
   if (strict_glibc_behaviour() && expected != NULL) {
