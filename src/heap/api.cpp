@@ -52,6 +52,11 @@ void* zeroed(heap* h, std::size_t count, std::size_t size) {
   return p;
 }
 
+// Blocks a realloc moves out of, from this size up, give their memory back at
+// once, as glibc's mapped chunks do: a growth chain (256 KiB, 512 KiB, ...
+// 8 MiB) would otherwise hold every step resident until the purge delay passes.
+constexpr std::size_t realloc_purge_min = std::size_t{256} << 10;
+
 // Resize `p` within heap `h`: in place when the block allows, else move.
 void* resize(heap* h, void* p, std::size_t size) {
   if (p == nullptr) return heap_malloc(h, size);
@@ -74,6 +79,8 @@ void* resize(heap* h, void* p, std::size_t size) {
   void* q = heap_malloc(h, size);
   if (q == nullptr) return nullptr;
   std::memcpy(q, p, size < usable ? size : usable);
+  if (in_place && usable >= realloc_purge_min)  // debug mode checks the block's tail at free
+    segment_purge_freed_block(segment_map::lookup(p)->page_of(p), p);
   heap_free(p);
   return q;
 }

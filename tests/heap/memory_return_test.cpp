@@ -125,6 +125,27 @@ TEST_F(MemoryReturn, LargeBlocksFreedByAnotherThreadLeaveAtOnce) {
   EXPECT_LT(after, base_ + slack) << "RSS " << (after - base_) / MiB << " MiB over the start";
 }
 
+TEST_F(MemoryReturn, BlocksReallocMovesOutOfLeaveAtOnce) {
+  // A buffer grown by doubling from 256 KiB to 8 MiB, written through at each
+  // step, as sqlite and git grow theirs: each step it leaves (7.75 MiB in all)
+  // goes back as the block moves, not after the purge delay.
+  std::size_t size = 256 * 1024;
+  auto* p = static_cast<unsigned char*>(strata_malloc(size));
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 1, size);
+  for (unsigned char step = 2; size < 8 * MiB; ++step) {
+    p = static_cast<unsigned char*>(strata_realloc(p, size * 2));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p[0], step - 1);
+    EXPECT_EQ(p[size - 1], step - 1) << "contents lost in the move";
+    size *= 2;
+    std::memset(p, step, size);
+  }
+  std::size_t after = os::current_rss();
+  EXPECT_LT(after, base_ + 11 * MiB) << "RSS " << (after - base_) / MiB << " MiB over the start";
+  strata_free(p);
+}
+
 TEST_F(MemoryReturn, BlocksOfAnExitedThreadStayValidWhileItsSegmentsArePurged) {
   // Keep one block live in every page so the segments stay abandoned, free the
   // rest: the purge thread must give back only free memory.
