@@ -109,7 +109,7 @@ cell() {
     ! cmp -s <(sort -u "$base.digests") <(sort -u "$scratch/$program.glibc.digests"); then
     flag=" **output differs**"
   fi
-  awk -v s="$seconds" -v k="$kib" -v f="$flag" 'BEGIN { printf "%.2f s, %.0f MiB%s\n", s, k / 1024, f }'
+  awk -v s="$seconds" -v k="$kib" -v f="$flag" 'BEGIN { printf "%.2f s, %.1f MiB%s\n", s, k / 1024, f }'
 }
 
 echo "Generating inputs in $inputs ..." >&2
