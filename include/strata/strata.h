@@ -82,7 +82,7 @@ STRATA_EXPORT int strata_heap_check(strata_heap_t* heap) STRATA_NOEXCEPT;
 
 /* ---- statistics --------------------------------------------------------- */
 
-#define STRATA_SIZE_CLASSES 84
+#define STRATA_SIZE_CLASSES 100
 
 typedef struct strata_stats_s {
   size_t in_use; /* bytes in live blocks (by size class) */

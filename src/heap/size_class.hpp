@@ -1,12 +1,13 @@
 // Size classes: 16-byte steps up to 128 bytes, then four classes per power of
-// two up to 8 MiB, but eight between 4 KiB and 32 KiB, where a power-of-two
-// payload with a header is common (a 4 KiB page and its cache entry: 4,368 B
-// takes 4,608, not 5,120). Larger requests are "huge" and get their own segment.
+// two up to 8 MiB, but eight from 256 B to 32 KiB, where most of a program's
+// bytes are and a power-of-two payload with a header is common: redis's
+// 262-byte strings take 288 bytes, not 320, sqlite's 4,368-byte page-cache
+// entries 4,608, not 5,120. Larger requests are "huge" and get their own segment.
 //
 //   class 0..7    16, 32, ..., 128
-//   class 8..27   2^k + j * 2^(k-2) for k = 7..11, j = 1..4   (160, 192, 224, 256, 320, ... 4096)
-//   class 28..51  2^k + j * 2^(k-3) for k = 12..14, j = 1..8  (4608, 5120, 5632, ... 32768)
-//   class 52..83  2^k + j * 2^(k-2) for k = 15..22, j = 1..4  (40960, 49152, ... 8 MiB)
+//   class 8..11   2^7 + j * 2^5 for j = 1..4                  (160, 192, 224, 256)
+//   class 12..67  2^k + j * 2^(k-3) for k = 8..14, j = 1..8   (288, 320, 352, ... 32768)
+//   class 68..99  2^k + j * 2^(k-2) for k = 15..22, j = 1..4  (40960, 49152, ... 8 MiB)
 #pragma once
 
 #include <array>
@@ -17,23 +18,39 @@
 namespace strata::heap {
 
 inline constexpr std::size_t min_block_size = 16;
-inline constexpr std::size_t class_count = 84;
+inline constexpr std::size_t class_count = 100;
 inline constexpr std::size_t small_max = 1024;       // served through the direct page table
 inline constexpr std::size_t medium_max = 8u << 20;  // largest size class
 inline constexpr std::size_t direct_slots = small_max / 16 + 1;
 
+// The powers of two split in eight classes rather than four: 2^k for k in [8, 14].
+constexpr bool split_in_eight(std::size_t k) {
+  return k >= 8 && k <= 14;
+}
+
+// log2 of the step between classes within [2^k, 2^(k+1)).
+constexpr std::size_t step_shift(std::size_t k) {
+  return split_in_eight(k) ? k - 3 : k - 2;
+}
+
+// First class above 2^k, for k = 7..23 (index k - 7).
+inline constexpr std::array<std::uint8_t, 17> first_class_above = [] {
+  std::array<std::uint8_t, 17> t{};
+  std::size_t cls = 8;
+  for (std::size_t k = 7; k < 24; ++k) {
+    t[k - 7] = static_cast<std::uint8_t>(cls);
+    cls += split_in_eight(k) ? 8 : 4;
+  }
+  return t;
+}();
+
 // Size of class `cls` computed from its definition (used to build tables).
 constexpr std::size_t class_size_formula(std::size_t cls) {
   if (cls < 8) return (cls + 1) * 16;
-  std::size_t k, j, step_shift;
-  if (cls < 28) {
-    k = 7 + (cls - 8) / 4, j = (cls - 8) % 4 + 1, step_shift = 2;
-  } else if (cls < 52) {
-    k = 12 + (cls - 28) / 8, j = (cls - 28) % 8 + 1, step_shift = 3;
-  } else {
-    k = 15 + (cls - 52) / 4, j = (cls - 52) % 4 + 1, step_shift = 2;
-  }
-  return (std::size_t{1} << k) + j * (std::size_t{1} << (k - step_shift));
+  std::size_t k = 7;
+  while (first_class_above[k + 1 - 7] <= cls) ++k;
+  std::size_t j = cls - first_class_above[k - 7] + 1;
+  return (std::size_t{1} << k) + j * (std::size_t{1} << step_shift(k));
 }
 
 inline constexpr std::array<std::uint32_t, class_count> class_sizes = [] {
@@ -48,9 +65,8 @@ constexpr std::size_t size_class_of(std::size_t size) {
   if (size <= 128) return size == 0 ? 0 : (size - 1) >> 4;
   std::size_t w = size - 1;
   std::size_t k = static_cast<std::size_t>(std::bit_width(w)) - 1;  // w in [2^k, 2^(k+1))
-  if (k < 12) return 8 + (k - 7) * 4 + ((w >> (k - 2)) & 3);
-  if (k < 15) return 28 + (k - 12) * 8 + ((w >> (k - 3)) & 7);
-  return 52 + (k - 15) * 4 + ((w >> (k - 2)) & 3);
+  std::size_t mask = split_in_eight(k) ? 7 : 3;
+  return first_class_above[k - 7] + ((w >> step_shift(k)) & mask);
 }
 
 inline constexpr std::size_t class_block_size(std::size_t cls) {
@@ -92,8 +108,8 @@ inline std::size_t medium_class_of(std::size_t size) {
 }
 
 static_assert(class_size_formula(class_count - 1) == medium_max);
-static_assert(class_size_formula(27) == 4096 && class_size_formula(28) == 4608);
-static_assert(class_size_formula(51) == 32768 && class_size_formula(52) == 40960);
-static_assert(size_class_of(small_max) == 19);
+static_assert(class_size_formula(11) == 256 && class_size_formula(12) == 288);
+static_assert(class_size_formula(67) == 32768 && class_size_formula(68) == 40960);
+static_assert(size_class_of(small_max) == 27);
 
 }  // namespace strata::heap

@@ -55,14 +55,15 @@ TEST(SizeClass, MediumTablesAgreeWithClassOf) {
     ASSERT_EQ(medium_class_of(size), size_class_of(size)) << size;
 }
 
-// Four classes per power of two, eight from 4 KiB to 32 KiB (a 4 KiB payload
-// with a header: 4,368 bytes take 4,608, not 5,120).
+// Four classes per power of two, eight from 256 B to 32 KiB (a payload with a
+// header: redis's 262-byte strings take 288 bytes, sqlite's 4,368-byte pages 4,608).
 TEST(SizeClass, ClassesPerPowerOfTwo) {
   for (std::size_t k = 8; k <= 23; ++k) {
     std::size_t lo = size_class_of((std::size_t{1} << (k - 1)) + 1);
     std::size_t hi = size_class_of(std::size_t{1} << k);
-    EXPECT_EQ(hi - lo + 1, k >= 13 && k <= 15 ? 8u : 4u) << k;
+    EXPECT_EQ(hi - lo + 1, k >= 9 && k <= 15 ? 8u : 4u) << k;
   }
+  EXPECT_EQ(class_block_size(size_class_of(262)), 288u);
   EXPECT_EQ(class_block_size(size_class_of(4368)), 4608u);
   EXPECT_EQ(class_block_size(size_class_of(8200)), 9216u);
 }
