@@ -19,7 +19,25 @@ namespace heap = strata::heap;
 namespace os = strata::os;
 constexpr std::size_t MiB = std::size_t{1} << 20;
 
+namespace {
+// The purge delay a test is written for, whatever STRATA_PURGE_DELAY_MS says,
+// for the test's scope: memory back after a delay, not at once nor never.
+class purge_delay_for_test {
+ public:
+  explicit purge_delay_for_test(long ms) : saved_(strata_option_get(STRATA_OPTION_PURGE_DELAY_MS)) {
+    strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, ms);
+  }
+  ~purge_delay_for_test() { strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, saved_); }
+  purge_delay_for_test(const purge_delay_for_test&) = delete;
+  purge_delay_for_test& operator=(const purge_delay_for_test&) = delete;
+
+ private:
+  long saved_;
+};
+}  // namespace
+
 TEST(HeapMemory, RssFallsAfterFreeingAOneGiBPeak) {
+  purge_delay_for_test delay(100);
   for (std::size_t block : {std::size_t{64} << 10, MiB, std::size_t{16} << 20}) {
     std::size_t base = os::current_rss();
     std::vector<void*> blocks;
@@ -140,6 +158,7 @@ TEST(HeapMemory, ShortLivedThreadsLeaveRssBounded) {
 }
 
 TEST(HeapMemory, RepeatedLargeBlocksDoNotCallTheOs) {
+  purge_delay_for_test delay(100);
   for (std::size_t size : {4 * MiB, 16 * MiB, 64 * MiB}) {
     strata_free(strata_malloc(size));  // warm
     strata_stats_t before;
@@ -156,6 +175,7 @@ TEST(HeapMemory, RepeatedLargeBlocksDoNotCallTheOs) {
 }
 
 TEST(HeapMemory, HugeCacheMakesRoomForTheLatestBlock) {
+  purge_delay_for_test delay(100);
   // Ten other huge sizes fill the cache first; the block freed last must still be kept.
   for (std::size_t i = 0; i < 10; ++i) strata_free(strata_malloc((20 + 3 * i) * MiB));
   strata_free(strata_malloc(100 * MiB));
@@ -217,8 +237,7 @@ TEST(HeapMemory, PhasesThatTakeTurnsKeepTheirEmptiedPages) {
   // a round may take from another class's empty current page: no batch gives
   // the others' retained pages back, and the slots the first batch's repeats
   // leave in the budget push none of them out.
-  long delay = strata_option_get(STRATA_OPTION_PURGE_DELAY_MS);
-  strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, 60'000);  // no purge midway
+  purge_delay_for_test delay(60'000);  // no purge midway
   std::thread([] {
     const std::size_t sizes[] = {256, 256, 256, 256, 256, 512, 1024};
     strata_stats_t before;
@@ -236,10 +255,10 @@ TEST(HeapMemory, PhasesThatTakeTurnsKeepTheirEmptiedPages) {
       }
     }
   }).join();
-  strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, delay);
 }
 
 TEST(HeapMemory, SecondRoundReusesTheFirstRoundsMemory) {
+  purge_delay_for_test delay(100);
   // 64 MiB of 1 MiB blocks, freed, then allocated again: the second round must
   // reuse the memory the first faulted in (some of it waits in the segment
   // cache by then), not fault in clean slices beside it.
@@ -263,6 +282,7 @@ TEST(HeapMemory, SecondRoundReusesTheFirstRoundsMemory) {
 }
 
 TEST(HeapMemory, KeptEmptyPagesLetTheOldestGoFirst) {
+  purge_delay_for_test delay(100);
   // A phase of 4 KiB blocks fills the thread's budget of kept empty pages. The
   // next phase's emptied pages must be kept all the same (the older ones make
   // room), so its next batch finds them in place instead of carving new ones.
