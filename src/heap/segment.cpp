@@ -293,19 +293,20 @@ segment* map_segment(std::size_t size, std::size_t alignment) {
   return seg;
 }
 
-// Map a new normal segment: its whole range, but a step only for the process's
-// first segment or where the OS refuses the whole range. Secure mode's guard
-// ends the range and an up-front region is cut in whole segments: those map whole.
 // Whether normal segments map their whole range at once: secure mode's guard
 // ends the range, and an up-front region is cut in whole segments.
 bool segments_map_whole() {
   return secure_mode() || options::get(STRATA_OPTION_ARENA_RESERVE) != 0;
 }
 
+// Map a new normal segment: its whole range, but a step while the heap has
+// reserved less than one segment's worth (the process's first segment, or
+// the next one where another mapping stopped the first from growing) or where
+// the OS refuses the whole range.
 segment* map_normal_segment() {
   bool whole_only = segments_map_whole();
-  bool first = global_stats::segments.load(std::memory_order_relaxed) == 0;
-  if (whole_only || !first) {
+  bool small_heap = global_stats::reserved.load(std::memory_order_relaxed) < segment_size;
+  if (whole_only || !small_heap) {
     if (segment* seg = map_segment(segment_size, segment_size)) return seg;
     if (whole_only) return nullptr;
   }
@@ -313,15 +314,17 @@ segment* map_normal_segment() {
 }
 
 // Map more of normal segment `seg` so that its first `slices` slices exist:
-// the rest of its range where the OS allows, else the steps they need. False
-// when refused; a range another mapping holds ends the segment's growth for good.
+// twice what it maps where the OS allows (so a small heap maps little and a
+// growing one few times), else the steps they need. False when refused; a
+// range another mapping holds ends the segment's growth for good.
 bool grow_segment(segment* seg, std::size_t slices) {
   std::size_t mapped = seg->size;
   auto* end = reinterpret_cast<std::uint8_t*>(seg) + mapped;
   std::size_t needed = (slices * slice_size + segment_step - 1) & ~(segment_step - 1);
-  std::size_t grow = segment_size - mapped;
+  std::size_t doubled = 2 * mapped < segment_size ? 2 * mapped : segment_size;
+  std::size_t grow = (needed > doubled ? needed : doubled) - mapped;
   void* p = os::reserve_at(end, grow);
-  if (p == nullptr && needed < segment_size) {
+  if (p == nullptr && needed - mapped < grow) {
     grow = needed - mapped;
     p = os::reserve_at(end, grow);
   }
