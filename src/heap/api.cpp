@@ -60,7 +60,8 @@ constexpr std::size_t realloc_purge_min = std::size_t{256} << 10;
 // Resize `p` within heap `h`: in place when the block allows, else move.
 void* resize(heap* h, void* p, std::size_t size) {
   if (p == nullptr) return heap_malloc(h, size);
-  if (segment_map::lookup(p) == nullptr) {
+  segment* seg = segment_map::lookup(p);
+  if (seg == nullptr) {
     errno = EINVAL;  // not strata's: cannot know its size
     return nullptr;
   }
@@ -79,8 +80,11 @@ void* resize(heap* h, void* p, std::size_t size) {
   void* q = heap_malloc(h, size);
   if (q == nullptr) return nullptr;
   std::memcpy(q, p, size < usable ? size : usable);
-  if (in_place && usable >= realloc_purge_min)  // debug mode checks the block's tail at free
-    segment_purge_freed_block(segment_map::lookup(p)->page_of(p), p);
+  if (in_place && usable >= realloc_purge_min) {  // debug mode checks the block's tail at free
+    page* pg = seg->huge ? &seg->pages[0] : seg->page_of(p);
+    void* block = seg->huge ? static_cast<void*>(pg->area) : block_containing(pg, p);
+    segment_purge_freed_block(pg, block);
+  }
   heap_free(p);
   return q;
 }
