@@ -620,6 +620,22 @@ void huge_segment_release(segment* seg) {
   }
 }
 
+namespace {
+// Where a run of `count` slices goes among the slices `avail` marks. Memory
+// not yet purged is claimed best-fit: a one-slice page takes a lone dirty
+// slice first, a longer page the shortest dirty run that holds it, so the run
+// a freed large page leaves stays whole for the next large page instead of
+// being carved by small ones (a phase that frees and reallocates its blocks
+// then reuses its pages rather than faulting fresh ones in). The rest is
+// claimed lowest first, which keeps a segment's mapping short.
+std::size_t place_run(const std::uint64_t* avail, std::size_t count, bool dirty_only) {
+  if (!dirty_only) return slice_bitmap::find_run(avail, slice_count, header_slices, count);
+  if (count > 1) return slice_bitmap::find_shortest_run(avail, slice_count, header_slices, count);
+  std::size_t lone = slice_bitmap::find_lone(avail, slice_count, header_slices);
+  return lone != slice_count ? lone : slice_bitmap::find_run(avail, slice_count, header_slices, 1);
+}
+}  // namespace
+
 std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_only) {
   slices_guard guard(seg);
   std::uint64_t avail[bitmap_words];
@@ -628,7 +644,7 @@ std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_onl
   // Slices past the mapping serve once it grows over them; never where it cannot.
   std::size_t mapped = seg->size / slice_size;
   if (seg->growth_blocked) slice_bitmap::assign(avail, mapped, slice_count - mapped, false);
-  std::size_t start = slice_bitmap::find_run(avail, slice_count, header_slices, count);
+  std::size_t start = place_run(avail, count, dirty_only);
   if (start == slice_count) return 0;
   // The lowest run reaches past the mapping only when no run fits inside it.
   if (start + count > mapped && !grow_segment(seg, start + count)) return 0;

@@ -65,4 +65,38 @@ inline std::size_t find_run(const std::uint64_t* map, std::size_t bits, std::siz
   return bits;
 }
 
+// First set bit at or after `from` whose neighbours are both clear, a run of
+// exactly one; `bits` (a multiple of 64) when there is none.
+inline std::size_t find_lone(const std::uint64_t* map, std::size_t bits, std::size_t from) {
+  std::size_t words = bits / 64;
+  for (std::size_t w = from / 64; w < words; ++w) {
+    std::uint64_t x = map[w];
+    std::uint64_t set_below = (x << 1) | (w > 0 ? map[w - 1] >> 63 : 0);
+    std::uint64_t set_above = (x >> 1) | (w + 1 < words ? map[w + 1] << 63 : 0);
+    std::uint64_t lone = x & ~set_below & ~set_above;
+    if (w == from / 64) lone &= ~std::uint64_t{0} << (from % 64);
+    if (lone != 0) return w * 64 + static_cast<std::size_t>(std::countr_zero(lone));
+  }
+  return bits;
+}
+
+// Start of the shortest run of at least `count` set bits at or after `from`,
+// the first of equally short ones; `bits` when there is none.
+inline std::size_t find_shortest_run(const std::uint64_t* map, std::size_t bits, std::size_t from,
+                                     std::size_t count) {
+  std::size_t best = bits;
+  std::size_t best_length = bits + 1;
+  for (std::size_t start = next(map, bits, from, true); start < bits;) {
+    std::size_t end = next(map, bits, start, false);
+    std::size_t length = end - start;
+    if (length >= count && length < best_length) {
+      best = start;
+      best_length = length;
+      if (length == count) break;  // nothing fits closer
+    }
+    start = next(map, bits, end, true);
+  }
+  return best;
+}
+
 }  // namespace strata::heap::slice_bitmap

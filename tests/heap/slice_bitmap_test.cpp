@@ -27,6 +27,37 @@ std::size_t model_find_run(const bitmap& map, std::size_t from, std::size_t coun
   return bits;
 }
 
+// The first bit at or after `from` that is set with both neighbours clear.
+std::size_t model_find_lone(const bitmap& map, std::size_t from) {
+  for (std::size_t i = from; i < bits; ++i) {
+    bool below = i > 0 && model_test(map, i - 1);
+    bool above = i + 1 < bits && model_test(map, i + 1);
+    if (model_test(map, i) && !below && !above) return i;
+  }
+  return bits;
+}
+
+// The start of the shortest run of at least `count` set bits from `from` on
+// (a run crossing `from` counts from there), the first of equal ones.
+std::size_t model_find_shortest_run(const bitmap& map, std::size_t from, std::size_t count) {
+  std::size_t best = bits;
+  std::size_t best_length = bits + 1;
+  for (std::size_t i = from; i < bits;) {
+    if (!model_test(map, i)) {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < bits && model_test(map, end)) ++end;
+    if (end - i >= count && end - i < best_length) {
+      best = i;
+      best_length = end - i;
+    }
+    i = end;
+  }
+  return best;
+}
+
 // Maps of long runs and short gaps, as segments have, and of dense noise.
 bitmap random_map(std::mt19937_64& random) {
   bitmap map{};
@@ -97,4 +128,48 @@ TEST(SliceBitmap, NextFindsEitherValue) {
     while (expected < bits && model_test(map, expected) != value) ++expected;
     ASSERT_EQ(slice_bitmap::next(map.data(), bits, from, value), expected);
   }
+}
+
+TEST(SliceBitmap, FindLoneMatchesTheBitByBitSearch) {
+  std::mt19937_64 random(11);
+  for (int round = 0; round < 4000; ++round) {
+    bitmap map = random_map(random);
+    std::size_t from = random() % bits;
+    ASSERT_EQ(slice_bitmap::find_lone(map.data(), bits, from), model_find_lone(map, from))
+        << "round " << round;
+  }
+}
+
+TEST(SliceBitmap, FindLoneSeesNeighboursAcrossWords) {
+  bitmap map{};
+  map[0] = std::uint64_t{1} << 63;  // bit 63 touches bit 64
+  map[1] = 1;
+  map[2] = 1;  // bit 128 is alone
+  EXPECT_EQ(slice_bitmap::find_lone(map.data(), bits, 0), 128u);
+  map[7] = std::uint64_t{1} << 63;  // the last bit has no neighbour above
+  EXPECT_EQ(slice_bitmap::find_lone(map.data(), bits, 129), bits - 1);
+}
+
+TEST(SliceBitmap, FindShortestRunMatchesTheBitByBitSearch) {
+  std::mt19937_64 random(13);
+  for (int round = 0; round < 4000; ++round) {
+    bitmap map = random_map(random);
+    std::size_t from = random() % bits;
+    std::size_t count = 1 + random() % 130;
+    ASSERT_EQ(slice_bitmap::find_shortest_run(map.data(), bits, from, count),
+              model_find_shortest_run(map, from, count))
+        << "round " << round;
+  }
+}
+
+TEST(SliceBitmap, FindShortestRunPrefersTheTightestFit) {
+  bitmap map{};
+  slice_bitmap::assign(map.data(), 10, 20, true);   // 20 long
+  slice_bitmap::assign(map.data(), 40, 5, true);    // 5 long
+  slice_bitmap::assign(map.data(), 100, 8, true);   // 8 long
+  slice_bitmap::assign(map.data(), 200, 8, true);   // 8 long, later
+  EXPECT_EQ(slice_bitmap::find_shortest_run(map.data(), bits, 0, 4), 40u);
+  EXPECT_EQ(slice_bitmap::find_shortest_run(map.data(), bits, 0, 6), 100u);
+  EXPECT_EQ(slice_bitmap::find_shortest_run(map.data(), bits, 0, 9), 10u);
+  EXPECT_EQ(slice_bitmap::find_shortest_run(map.data(), bits, 0, 21), bits);
 }
