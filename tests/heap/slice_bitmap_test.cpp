@@ -164,10 +164,10 @@ TEST(SliceBitmap, FindShortestRunMatchesTheBitByBitSearch) {
 
 TEST(SliceBitmap, FindShortestRunPrefersTheTightestFit) {
   bitmap map{};
-  slice_bitmap::assign(map.data(), 10, 20, true);   // 20 long
-  slice_bitmap::assign(map.data(), 40, 5, true);    // 5 long
-  slice_bitmap::assign(map.data(), 100, 8, true);   // 8 long
-  slice_bitmap::assign(map.data(), 200, 8, true);   // 8 long, later
+  slice_bitmap::assign(map.data(), 10, 20, true);  // 20 long
+  slice_bitmap::assign(map.data(), 40, 5, true);   // 5 long
+  slice_bitmap::assign(map.data(), 100, 8, true);  // 8 long
+  slice_bitmap::assign(map.data(), 200, 8, true);  // 8 long, later
   EXPECT_EQ(slice_bitmap::find_shortest_run(map.data(), bits, 0, 4), 40u);
   EXPECT_EQ(slice_bitmap::find_shortest_run(map.data(), bits, 0, 6), 100u);
   EXPECT_EQ(slice_bitmap::find_shortest_run(map.data(), bits, 0, 9), 10u);
