@@ -1,12 +1,17 @@
 // Size classes: 16-byte steps up to 128 bytes, then four classes per power of
 // two up to 8 MiB, but eight from 256 B to 32 KiB, where most of a program's
 // bytes are and a power-of-two payload with a header is common: redis's
-// 262-byte strings take 288 bytes, not 320, sqlite's 4,368-byte page-cache
-// entries 4,608, not 5,120. Larger requests are "huge" and get their own segment.
+// 262-byte strings take 288 bytes, not 320. From 4 to 8 KiB, whose blocks
+// share one 64 KiB slice per page, the eight classes are 64 KiB / n for
+// n = 15 .. 8 (rounded down to 16 bytes): a page then holds its blocks with
+// no tail left over, where 4,608-byte blocks left 1 KiB of each page and
+// 5,120-byte ones 4 KiB; sqlite's 4,368-byte page-cache entries fill a page
+// fifteen to one. Larger requests are "huge" and get their own segment.
 //
 //   class 0..7    16, 32, ..., 128
 //   class 8..11   2^7 + j * 2^5 for j = 1..4                  (160, 192, 224, 256)
 //   class 12..67  2^k + j * 2^(k-3) for k = 8..14, j = 1..8   (288, 320, 352, ... 32768)
+//                 but for k = 12: 64 KiB / (16 - j)           (4368, 4672, ... 8192)
 //   class 68..99  2^k + j * 2^(k-2) for k = 15..22, j = 1..4  (40960, 49152, ... 8 MiB)
 #pragma once
 
@@ -44,12 +49,16 @@ inline constexpr std::array<std::uint8_t, 17> first_class_above = [] {
   return t;
 }();
 
+// The power of two whose classes are cut to fit a 64 KiB slice: 2^12 = 4 KiB.
+inline constexpr std::size_t slice_fit_k = 12;
+
 // Size of class `cls` computed from its definition (used to build tables).
 constexpr std::size_t class_size_formula(std::size_t cls) {
   if (cls < 8) return (cls + 1) * 16;
   std::size_t k = 7;
   while (first_class_above[k + 1 - 7] <= cls) ++k;
   std::size_t j = cls - first_class_above[k - 7] + 1;
+  if (k == slice_fit_k) return 65536 / (16 - j) / 16 * 16;
   return (std::size_t{1} << k) + j * (std::size_t{1} << step_shift(k));
 }
 
@@ -60,17 +69,23 @@ inline constexpr std::array<std::uint32_t, class_count> class_sizes = [] {
   return t;
 }();
 
-// Class of a request of `size` bytes (0 < size <= medium_max): no loop, no division.
+inline constexpr std::size_t class_block_size(std::size_t cls) {
+  return class_sizes[cls];
+}
+
+// Class of a request of `size` bytes (0 < size <= medium_max): no division, and
+// a loop of at most eight steps only between 4 and 8 KiB.
 constexpr std::size_t size_class_of(std::size_t size) {
   if (size <= 128) return size == 0 ? 0 : (size - 1) >> 4;
   std::size_t w = size - 1;
   std::size_t k = static_cast<std::size_t>(std::bit_width(w)) - 1;  // w in [2^k, 2^(k+1))
+  if (k == slice_fit_k) {
+    std::size_t cls = first_class_above[k - 7];
+    while (class_sizes[cls] < size) ++cls;
+    return cls;
+  }
   std::size_t mask = split_in_eight(k) ? 7 : 3;
   return first_class_above[k - 7] + ((w >> step_shift(k)) & mask);
-}
-
-inline constexpr std::size_t class_block_size(std::size_t cls) {
-  return class_sizes[cls];
 }
 
 // Class of each 16-byte slot of small sizes: slot = (size + 15) / 16.
@@ -82,15 +97,16 @@ inline constexpr std::array<std::uint8_t, direct_slots> small_class_of_slot = []
 }();
 
 // Class of each medium request (small_max < size <= medium_max) by table: up
-// to 64 KiB every class boundary is a multiple of 128 B, and up to 8 MiB of
-// 16 KiB, so entries [0, 512) cover (0, 64 KiB] in 128 B steps and the rest
+// to 64 KiB every class boundary is a multiple of 16 B, and up to 8 MiB of
+// 16 KiB, so entries [0, 4096) cover (0, 64 KiB] in 16 B steps and the rest
 // cover (0, 8 MiB] in 16 KiB steps.
-inline constexpr std::size_t medium_fine_steps = 65536 >> 7;
+inline constexpr std::size_t medium_fine_shift = 4;
+inline constexpr std::size_t medium_fine_steps = 65536 >> medium_fine_shift;
 inline constexpr std::size_t medium_table_size = medium_fine_steps + (medium_max >> 14);
 inline constexpr std::array<std::uint8_t, medium_table_size> medium_class_table = [] {
   std::array<std::uint8_t, medium_table_size> t{};
   for (std::size_t s = 0; s < medium_fine_steps; ++s)
-    t[s] = static_cast<std::uint8_t>(size_class_of((s + 1) << 7));
+    t[s] = static_cast<std::uint8_t>(size_class_of((s + 1) << medium_fine_shift));
   for (std::size_t s = medium_fine_steps; s < medium_table_size; ++s)
     t[s] = static_cast<std::uint8_t>(size_class_of((s - medium_fine_steps + 1) << 14));
   return t;
@@ -101,7 +117,7 @@ inline constexpr std::array<std::uint8_t, medium_table_size> medium_class_table 
 // (A bit scan would chain each malloc to the last free through bsr's false
 // dependency on its output register.)
 inline std::size_t medium_class_of(std::size_t size) {
-  std::size_t fine = (size - 1) >> 7;
+  std::size_t fine = (size - 1) >> medium_fine_shift;
   std::size_t coarse = medium_fine_steps + ((size - 1) >> 14);
   std::size_t take_coarse = std::size_t{0} - static_cast<std::size_t>(size > 65536);
   return medium_class_table[fine ^ ((fine ^ coarse) & take_coarse)];
@@ -111,5 +127,6 @@ static_assert(class_size_formula(class_count - 1) == medium_max);
 static_assert(class_size_formula(11) == 256 && class_size_formula(12) == 288);
 static_assert(class_size_formula(67) == 32768 && class_size_formula(68) == 40960);
 static_assert(size_class_of(small_max) == 27);
+static_assert(class_size_formula(44) == 4368 && class_size_formula(51) == 8192);
 
 }  // namespace strata::heap

@@ -56,7 +56,7 @@ TEST(SizeClass, MediumTablesAgreeWithClassOf) {
 }
 
 // Four classes per power of two, eight from 256 B to 32 KiB (a payload with a
-// header: redis's 262-byte strings take 288 bytes, sqlite's 4,368-byte pages 4,608).
+// header: redis's 262-byte strings take 288 bytes, sqlite's 4,368-byte pages 4,368).
 TEST(SizeClass, ClassesPerPowerOfTwo) {
   for (std::size_t k = 8; k <= 23; ++k) {
     std::size_t lo = size_class_of((std::size_t{1} << (k - 1)) + 1);
@@ -64,6 +64,16 @@ TEST(SizeClass, ClassesPerPowerOfTwo) {
     EXPECT_EQ(hi - lo + 1, k >= 9 && k <= 15 ? 8u : 4u) << k;
   }
   EXPECT_EQ(class_block_size(size_class_of(262)), 288u);
-  EXPECT_EQ(class_block_size(size_class_of(4368)), 4608u);
+  EXPECT_EQ(class_block_size(size_class_of(4368)), 4368u);
+  EXPECT_EQ(class_block_size(size_class_of(4369)), 4672u);
   EXPECT_EQ(class_block_size(size_class_of(8200)), 9216u);
+}
+
+// From 4 to 8 KiB a class's blocks fill a 64 KiB slice with less than one
+// 16-byte step left over.
+TEST(SizeClass, FourToEightKiBClassesFillASlice) {
+  for (std::size_t c = size_class_of(4097); c <= size_class_of(8192); ++c) {
+    std::size_t block = class_block_size(c);
+    EXPECT_LT(65536 % block, 16 * (65536 / block)) << block;
+  }
 }
