@@ -1,17 +1,18 @@
 // Size classes: 16-byte steps up to 128 bytes, then four classes per power of
 // two up to 8 MiB, but eight from 256 B to 32 KiB, where most of a program's
 // bytes are and a power-of-two payload with a header is common: redis's
-// 262-byte strings take 288 bytes, not 320. From 4 to 8 KiB, whose blocks
-// share one 64 KiB slice per page, the eight classes are 64 KiB / n for
-// n = 15 .. 8 (rounded down to 16 bytes): a page then holds its blocks with
-// no tail left over, where 4,608-byte blocks left 1 KiB of each page and
-// 5,120-byte ones 4 KiB; sqlite's 4,368-byte page-cache entries fill a page
-// fifteen to one. Larger requests are "huge" and get their own segment.
+// 262-byte strings take 288 bytes, not 320. From 4 to 16 KiB, where a page is
+// one 64 KiB slice (to 8 KiB) or two, the eight classes of each power of two
+// are the page's size / n for n = 15 .. 8 (rounded down to 16 bytes): a page
+// then holds its blocks with no tail left over, where 5,120-byte blocks left
+// 4 KiB of each page and 13,312-byte ones 11 KiB; sqlite's 4,368-byte
+// page-cache entries fill a page fifteen to one. Larger requests are "huge"
+// and get their own segment.
 //
 //   class 0..7    16, 32, ..., 128
 //   class 8..11   2^7 + j * 2^5 for j = 1..4                  (160, 192, 224, 256)
 //   class 12..67  2^k + j * 2^(k-3) for k = 8..14, j = 1..8   (288, 320, 352, ... 32768)
-//                 but for k = 12: 64 KiB / (16 - j)           (4368, 4672, ... 8192)
+//                 but for k = 12, 13: 2^(k+4) / (16 - j)      (4368, 4672, ... 16384)
 //   class 68..99  2^k + j * 2^(k-2) for k = 15..22, j = 1..4  (40960, 49152, ... 8 MiB)
 #pragma once
 
@@ -49,8 +50,11 @@ inline constexpr std::array<std::uint8_t, 17> first_class_above = [] {
   return t;
 }();
 
-// The power of two whose classes are cut to fit a 64 KiB slice: 2^12 = 4 KiB.
-inline constexpr std::size_t slice_fit_k = 12;
+// The powers of two 2^k whose classes are cut to fill a page of 2^(k+4) bytes:
+// 4 KiB and 8 KiB, whose pages are one and two 64 KiB slices.
+constexpr bool fills_page(std::size_t k) {
+  return k == 12 || k == 13;
+}
 
 // Size of class `cls` computed from its definition (used to build tables).
 constexpr std::size_t class_size_formula(std::size_t cls) {
@@ -58,7 +62,7 @@ constexpr std::size_t class_size_formula(std::size_t cls) {
   std::size_t k = 7;
   while (first_class_above[k + 1 - 7] <= cls) ++k;
   std::size_t j = cls - first_class_above[k - 7] + 1;
-  if (k == slice_fit_k) return 65536 / (16 - j) / 16 * 16;
+  if (fills_page(k)) return (std::size_t{1} << (k + 4)) / (16 - j) / 16 * 16;
   return (std::size_t{1} << k) + j * (std::size_t{1} << step_shift(k));
 }
 
@@ -74,12 +78,12 @@ inline constexpr std::size_t class_block_size(std::size_t cls) {
 }
 
 // Class of a request of `size` bytes (0 < size <= medium_max): no division, and
-// a loop of at most eight steps only between 4 and 8 KiB.
+// a loop of at most eight steps only between 4 and 16 KiB.
 constexpr std::size_t size_class_of(std::size_t size) {
   if (size <= 128) return size == 0 ? 0 : (size - 1) >> 4;
   std::size_t w = size - 1;
   std::size_t k = static_cast<std::size_t>(std::bit_width(w)) - 1;  // w in [2^k, 2^(k+1))
-  if (k == slice_fit_k) {
+  if (fills_page(k)) {
     std::size_t cls = first_class_above[k - 7];
     while (class_sizes[cls] < size) ++cls;
     return cls;
@@ -128,5 +132,6 @@ static_assert(class_size_formula(11) == 256 && class_size_formula(12) == 288);
 static_assert(class_size_formula(67) == 32768 && class_size_formula(68) == 40960);
 static_assert(size_class_of(small_max) == 27);
 static_assert(class_size_formula(44) == 4368 && class_size_formula(51) == 8192);
+static_assert(class_size_formula(52) == 8736 && class_size_formula(59) == 16384);
 
 }  // namespace strata::heap

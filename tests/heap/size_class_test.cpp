@@ -66,14 +66,15 @@ TEST(SizeClass, ClassesPerPowerOfTwo) {
   EXPECT_EQ(class_block_size(size_class_of(262)), 288u);
   EXPECT_EQ(class_block_size(size_class_of(4368)), 4368u);
   EXPECT_EQ(class_block_size(size_class_of(4369)), 4672u);
-  EXPECT_EQ(class_block_size(size_class_of(8200)), 9216u);
+  EXPECT_EQ(class_block_size(size_class_of(8200)), 8736u);
 }
 
-// From 4 to 8 KiB a class's blocks fill a 64 KiB slice with less than one
-// 16-byte step left over.
-TEST(SizeClass, FourToEightKiBClassesFillASlice) {
-  for (std::size_t c = size_class_of(4097); c <= size_class_of(8192); ++c) {
+// From 4 to 16 KiB a class's blocks fill their page (one 64 KiB slice to
+// 8 KiB, two above) with less than one 16-byte step left over per block.
+TEST(SizeClass, FourToSixteenKiBClassesFillTheirPage) {
+  for (std::size_t c = size_class_of(4097); c <= size_class_of(16384); ++c) {
     std::size_t block = class_block_size(c);
-    EXPECT_LT(65536 % block, 16 * (65536 / block)) << block;
+    std::size_t page = block <= 8192 ? 65536 : 131072;
+    EXPECT_LT(page % block, 16 * (page / block)) << block;
   }
 }
