@@ -31,8 +31,9 @@ void page_settle(heap* h, page* pg);
 // back to their segments.
 void thread_free_retained_pages(thread_context* ctx);
 // Give back the current pages left empty that are not retained (their memory
-// is outside the retained budget); true when there was any.
-bool thread_free_empty_current_pages(thread_context* ctx);
+// is outside the retained budget) and span at most `max_slices` slices; true
+// when there was any.
+bool thread_free_empty_current_pages(thread_context* ctx, std::size_t max_slices);
 // Give a page's slices (or a huge page's segment) back.
 void page_free(heap* h, page* pg);
 // Pages of `h` other threads freed into while they were full: requeue them.

@@ -180,12 +180,13 @@ void thread_free_retained_pages(thread_context* ctx) {
   retained_clear(ctx);  // what is left of it is serving again
 }
 
-bool thread_free_empty_current_pages(thread_context* ctx) {
+bool thread_free_empty_current_pages(thread_context* ctx, std::size_t max_slices) {
   bool freed = false;
   for (heap* h = &ctx->main_heap; h != nullptr; h = h->next_in_thread) {
     for (std::size_t cls = 0; cls < class_count; ++cls) {
       page* pg = h->queues[cls].first;  // the current page (in secure mode no slot points at it)
-      if (pg != nullptr && pg->retained_slot == 0 && page_live(pg) == 0) {
+      if (pg != nullptr && pg->retained_slot == 0 && page_live(pg) == 0 &&
+          pg->slice_count <= max_slices) {
         page_free(h, pg);
         freed = true;
       }

@@ -229,6 +229,30 @@ TEST(HeapMemory, EmptyPagesServeBeforeTheHeapGrows) {
   EXPECT_LT(grown, 4 * MiB);
 }
 
+TEST(HeapMemory, SmallPagesLeaveALargeClassItsEmptyPage) {
+  // A 1 MiB block, written and freed, leaves its page empty; blocks of 64 new
+  // small classes then each need a page. None may carve the large page: the
+  // next 1 MiB block comes back in place with its memory still there (it took
+  // 32 fresh pages when the first small page split the large one's run).
+  purge_delay_for_test delay(60'000);  // no purge midway
+  std::thread([] {
+    void* first = strata_malloc(MiB);
+    std::memset(first, 1, MiB);
+    strata_free(first);
+    std::vector<void*> small;
+    for (std::size_t size = 16; size <= 1024; size += 16) small.push_back(strata_malloc(size));
+    strata_stats_t before;
+    strata_stats_get(&before);
+    void* again = strata_malloc(MiB);
+    strata_stats_t after;
+    strata_stats_get(&after);
+    EXPECT_EQ(again, first);
+    EXPECT_EQ(after.committed, before.committed) << "the 1 MiB block took fresh memory";
+    strata_free(again);
+    for (void* p : small) strata_free(p);
+  }).join();
+}
+
 TEST(HeapMemory, PhasesThatTakeTurnsKeepTheirEmptiedPages) {
   // Batches of three classes take turns, the first five times a round (as
   // xsigma/alignment does with 256 B blocks at 16 ... 1024 B alignment). Their
