@@ -75,7 +75,7 @@ bitmap random_map(std::mt19937_64& random) {
 
 }  // namespace
 
-TEST(SliceBitmap, FindRunMatchesTheBitByBitSearch) {
+TEST(SliceBitmap, RunSearchesMatchTheBitByBitSearches) {
   std::mt19937_64 random(42);
   for (int round = 0; round < 4000; ++round) {
     bitmap map = random_map(random);
@@ -83,6 +83,9 @@ TEST(SliceBitmap, FindRunMatchesTheBitByBitSearch) {
     std::size_t count = 1 + random() % 130;
     ASSERT_EQ(slice_bitmap::find_run(map.data(), bits, from, count),
               model_find_run(map, from, count))
+        << "round " << round;
+    ASSERT_EQ(slice_bitmap::find_shortest_run(map.data(), bits, from, count),
+              model_find_shortest_run(map, from, count))
         << "round " << round;
   }
 }
@@ -148,18 +151,6 @@ TEST(SliceBitmap, FindLoneSeesNeighboursAcrossWords) {
   EXPECT_EQ(slice_bitmap::find_lone(map.data(), bits, 0), 128u);
   map[7] = std::uint64_t{1} << 63;  // the last bit has no neighbour above
   EXPECT_EQ(slice_bitmap::find_lone(map.data(), bits, 129), bits - 1);
-}
-
-TEST(SliceBitmap, FindShortestRunMatchesTheBitByBitSearch) {
-  std::mt19937_64 random(13);
-  for (int round = 0; round < 4000; ++round) {
-    bitmap map = random_map(random);
-    std::size_t from = random() % bits;
-    std::size_t count = 1 + random() % 130;
-    ASSERT_EQ(slice_bitmap::find_shortest_run(map.data(), bits, from, count),
-              model_find_shortest_run(map, from, count))
-        << "round " << round;
-  }
 }
 
 TEST(SliceBitmap, FindShortestRunPrefersTheTightestFit) {
