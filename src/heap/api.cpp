@@ -60,12 +60,12 @@ constexpr std::size_t realloc_purge_min = std::size_t{256} << 10;
 // Resize `p` within heap `h`: in place when the block allows, else move.
 void* resize(heap* h, void* p, std::size_t size) {
   if (p == nullptr) return heap_malloc(h, size);
-  segment* seg = segment_map::lookup(p);
-  if (seg == nullptr) {
+  // Resizing a freed or interior pointer is misuse, caught as free would.
+  block* start = check_live_block(p);
+  if (start == nullptr) {
     errno = EINVAL;  // not strata's: cannot know its size
     return nullptr;
   }
-  check_live_block(p);  // resizing a freed or interior pointer is misuse, caught as free would
   if (size > largest_request())  // no block can grow that far: `p` stays as it is
     return allocation_error(ENOMEM, "realloc", size, 0);
   std::size_t usable = usable_size(p);
@@ -81,9 +81,9 @@ void* resize(heap* h, void* p, std::size_t size) {
   if (q == nullptr) return nullptr;
   std::memcpy(q, p, size < usable ? size : usable);
   if (in_place && usable >= realloc_purge_min) {  // debug mode checks the block's tail at free
-    page* pg = seg->huge ? &seg->pages[0] : seg->page_of(p);
-    void* block = seg->huge ? static_cast<void*>(pg->area) : block_containing(pg, p);
-    segment_purge_freed_block(pg, block);
+    auto offset = static_cast<std::size_t>(static_cast<std::uint8_t*>(p) -
+                                           reinterpret_cast<std::uint8_t*>(start));
+    segment_purge_freed_block(start, offset + usable);
   }
   heap_free(p);
   return q;

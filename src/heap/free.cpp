@@ -116,7 +116,7 @@ void remote_free(page* pg, block* b, std::uintptr_t word) {
   // Before the block is posted: from then on its owner may hand it out again.
   // (Map and huge blocks carry no fill that debug mode checks.)
   if (pg->block_size >= remote_purge_min && (huge || page_has_map(pg)))
-    segment_purge_freed_block(pg, b);
+    segment_purge_freed_block(b, pg->block_size);
   b->next = nullptr;
   post_blocks(pg, b, b, 1);
   if (abandoned) purger_start_if_needed();
@@ -254,13 +254,14 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
   free_checked(seg, pg, p);
 }
 
-void check_live_block(void* p) noexcept {
+block* check_live_block(void* p) noexcept {
   segment* seg = segment_map::lookup(p);
-  if (seg == nullptr) return;
+  if (seg == nullptr) return nullptr;
   page* pg = seg->huge ? &seg->pages[0] : seg->page_of(p);
   std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
   block* b = block_to_free(seg, pg, p, word);
   if (!seg->huge) report_if_free(pg, b, word, p);
+  return b;
 }
 
 void report_double_free(const page* pg, const void* p) noexcept {

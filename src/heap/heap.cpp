@@ -23,13 +23,16 @@ constexpr std::size_t first_extend_bytes = 4096;
 
 // Slices of a page for `cls`: one 64 KiB slice up to 8 KiB blocks, then room
 // for about eight blocks, at most 512 KiB unless a single block needs more.
-std::size_t page_slices(std::size_t cls) {
+constexpr std::size_t page_slices(std::size_t cls) {
   std::size_t size = class_block_size(cls);
   if (size <= 8192) return 1;
   std::size_t for_eight = (size * 8 + slice_size - 1) / slice_size;
   std::size_t for_one = (size + slice_size - 1) / slice_size;
   return for_eight < 8 ? for_eight : (for_one > 8 ? for_one : 8);
 }
+// The 4 and 8 KiB powers of two have classes cut to fill pages of 64 and 128 KiB.
+static_assert(page_slices(size_class_of(4097)) == 1 && page_slices(size_class_of(8192)) == 1);
+static_assert(page_slices(size_class_of(8193)) == 2 && page_slices(size_class_of(16384)) == 2);
 
 // Carve the next few blocks of the page onto its (empty) free list.
 void page_extend(page* pg) {

@@ -270,7 +270,9 @@ void* heap_malloc_aligned(heap* h, std::size_t size, std::size_t alignment) noex
 std::size_t usable_size(const void* p) noexcept;
 // Report `p`, a pointer into a strata segment, unless it is a live block that
 // strata handed out: an interior or stray pointer, or a freed block, aborts.
-void check_live_block(void* p) noexcept;
+// The start of its block (before `p` for an aligned pointer); null when `p`
+// is not strata's.
+block* check_live_block(void* p) noexcept;
 // Grow or shrink in place; false when the block cannot hold `size` bytes.
 bool expand_in_place(void* p, std::size_t size) noexcept;
 // Grow a huge block of this thread by moving its mapping (its pages move, no

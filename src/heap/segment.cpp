@@ -729,12 +729,12 @@ void segment_purge_everywhere() {
   }
 }
 
-void segment_purge_freed_block(const page* pg, void* b) {
+void segment_purge_freed_block(void* b, std::size_t bytes) {
   // Whole huge pages only where segments may be backed by them: see huge_page_slices.
   std::size_t granule = huge_page_slices() > 1 ? os::huge_page_size() : os::page_size();
   auto start = reinterpret_cast<std::uintptr_t>(b) + os::page_size();
   start = (start + granule - 1) & ~(granule - 1);
-  std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(b) + pg->block_size) & ~(granule - 1);
+  std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(b) + bytes) & ~(granule - 1);
   if (start < end) os::purge(reinterpret_cast<void*>(start), end - start, purge_mode());
 }
 

@@ -136,9 +136,9 @@ void segment_free_slices(segment* seg, std::size_t first, std::size_t count);
 // are purged; the rest stays dirty until its huge page is free or the segment empties.
 void segment_purge(segment* seg);
 bool segment_is_empty(const segment* seg);
-// Purge the memory of block `b` of `pg`, freed by a thread that does not own
-// the page, but its first OS page, which holds the link its owner follows.
-void segment_purge_freed_block(const page* pg, void* b);
+// Purge the memory of freed block `b`, `bytes` long, but its first OS page,
+// which holds the link its owner follows when another thread freed it.
+void segment_purge_freed_block(void* b, std::size_t bytes);
 
 // Purge cached segments whose delay expired (all with `force`).
 void segment_cache_collect(bool force);
