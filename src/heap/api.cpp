@@ -68,7 +68,7 @@ void* resize(heap* h, void* p, std::size_t size) {
   }
   if (size > largest_request())  // no block can grow that far: `p` stays as it is
     return allocation_error(ENOMEM, "realloc", size, 0);
-  std::size_t usable = usable_size(p);
+  std::size_t usable = heap_usable_size(p);
   // Shrinking to at least half keeps the block; growing tries in place first.
   // Debug mode always moves, so the canary follows the new size.
   bool in_place = !debug_mode();
@@ -144,7 +144,7 @@ int strata_posix_memalign(void** out, size_t alignment, size_t size) noexcept {
 }
 
 size_t strata_usable_size(const void* p) noexcept {
-  return usable_size(p);
+  return heap_usable_size(p);
 }
 
 void* strata_expand(void* p, size_t size) noexcept {

@@ -267,6 +267,7 @@ void set_foreign_free_handler(foreign_free_handler handler) noexcept;
 
 // ---- the rest of the heap API (heap.cpp, huge.cpp, free.cpp) ----
 void* heap_malloc_aligned(heap* h, std::size_t size, std::size_t alignment) noexcept;
+// Usable size of any pointer, exact (heap_usable_size's slow path).
 std::size_t usable_size(const void* p) noexcept;
 // Report `p`, a pointer into a strata segment, unless it is a live block that
 // strata handed out: an interior or stray pointer, or a freed block, aborts.
@@ -288,5 +289,23 @@ void heap_visit(heap* h, bool (*visit)(void* block, std::size_t size, void* arg)
 void heap_check(heap* h) noexcept;
 // Flush deferred work of this thread; with force also purge and drop caches now.
 void collect(bool force) noexcept;
+
+// Usable size of `p` (0 for null or a pointer strata did not hand out). A
+// block start on a live page of a size class is the class's size, read with
+// the multiply free uses: programs that count their memory (redis) ask on
+// every malloc and free. Aligned, huge and secure-mode blocks take usable_size.
+inline std::size_t heap_usable_size(const void* p) noexcept {
+  segment* seg = segment_of(p);
+  if (STRATA_LIKELY(segment_map::contains(seg))) {
+    const page* pg = seg->page_of(p);
+    std::uintptr_t owner = pg->owner.load(std::memory_order_relaxed);
+    auto offset = static_cast<std::uint64_t>(static_cast<const std::uint8_t*>(p) - pg->area);
+    std::uint64_t index = (offset * pg->block_inverse) >> 32;  // exact for a block start
+    if (STRATA_LIKELY((owner & page_is_checked) == 0 && pg->size_class < class_count &&
+                      index < pg->reserved && index * pg->block_size == offset))
+      return pg->block_size;
+  }
+  return usable_size(p);
+}
 
 }  // namespace strata::heap

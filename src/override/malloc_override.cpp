@@ -213,7 +213,8 @@ STRATA_OVERRIDE void* pvalloc(size_t size) noexcept {
 
 STRATA_OVERRIDE size_t malloc_usable_size(void* p) noexcept {
   if (p == nullptr) return 0;
-  return is_strata(p) ? strata_usable_size(p) : libc_usable_size(p);
+  std::size_t usable = heap::heap_usable_size(p);  // 0: not strata's
+  return usable != 0 ? usable : libc_usable_size(p);
 }
 
 STRATA_OVERRIDE int malloc_trim(size_t) noexcept {

@@ -1,4 +1,5 @@
 // The C API's contract: sizes, alignment, errno on bad input, realloc, detected corruption.
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -92,6 +93,53 @@ TEST(HeapApi, AlignedBlocksFreedFromInsideTheirBlock) {
     for (int j = 0; j < 200 + i; ++j) ASSERT_EQ(bytes[j], i);
     strata_free(blocks[i]);
   }
+}
+
+TEST(HeapApi, UsableSizeReachesExactlyToTheNextBlock) {
+  // Blocks of one size sit side by side in their page: each one's usable size
+  // is the same, covers the request, divides the distance between two blocks
+  // of one 64 KiB slice, and (but in secure mode, which scatters blocks) is
+  // the smallest distance between two.
+  for (std::size_t size : {1, 24, 100, 1000, 1025, 3000, 4368, 5000, 12000, 40000, 200000}) {
+    std::vector<std::uintptr_t> starts;
+    std::size_t usable = 0;
+    for (int i = 0; i < 40; ++i) {
+      void* p = strata_malloc(size);
+      ASSERT_NE(p, nullptr);
+      if (i == 0) usable = strata_usable_size(p);
+      ASSERT_EQ(strata_usable_size(p), usable) << size;
+      starts.push_back(reinterpret_cast<std::uintptr_t>(p));
+    }
+    ASSERT_GE(usable, size);
+    std::sort(starts.begin(), starts.end());
+    std::uintptr_t closest = UINTPTR_MAX;
+    for (std::size_t i = 1; i < starts.size(); ++i) {
+      std::uintptr_t distance = starts[i] - starts[i - 1];
+      closest = std::min(closest, distance);
+      if ((starts[i] >> 16) == (starts[i - 1] >> 16)) EXPECT_EQ(distance % usable, 0u) << size;
+    }
+    EXPECT_GE(closest, usable) << size;
+    if (std::getenv("STRATA_SECURE") == nullptr) EXPECT_EQ(closest, usable) << size;
+    for (std::uintptr_t p : starts) strata_free(reinterpret_cast<void*>(p));
+  }
+  // A pointer inside its block (an aligned one) has the rest of the block;
+  // a huge block has all of its mapping's pages; null has none.
+  void* block = strata_malloc(1000);
+  std::size_t whole = strata_usable_size(block);
+  strata_free(block);
+  void* aligned = strata_malloc_aligned(200, 512);
+  ASSERT_NE(aligned, nullptr);
+  std::size_t rest = strata_usable_size(aligned);
+  EXPECT_GE(rest, 200u);
+  std::memset(aligned, 0x5a, rest);
+  strata_free(aligned);
+  EXPECT_GT(whole, 0u);
+  void* huge = strata_malloc((std::size_t{9} << 20) + 1);
+  ASSERT_NE(huge, nullptr);
+  EXPECT_EQ(strata_usable_size(huge) % 4096, 0u);
+  EXPECT_GE(strata_usable_size(huge), (std::size_t{9} << 20) + 1);
+  strata_free(huge);
+  EXPECT_EQ(strata_usable_size(nullptr), 0u);
 }
 
 TEST(HeapApi, BadInputGivesNullAndErrno) {
