@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Instructions per malloc+free pair under each allocator, from callgrind: the
 # difference between 200,000 and 100,000 pairs, so set-up costs cancel out.
-# Usage: bench/callgrind/count.sh [SIZE] [strata-malloc library]
+# Usage: bench/callgrind/count.sh [SIZE] [strata-malloc library] [usable]
+# With `usable`, each pair also calls malloc_usable_size (pair.c).
 set -euo pipefail
 size=${1:-64}
 here=$(cd "$(dirname "$0")" && pwd)
 strata=${2:-$here/../../build/release/libstrata-malloc.so}
+mode=${3:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc -O2 "$here/pair.c" -o "$work/pair"
@@ -15,7 +17,7 @@ instructions() {
   local preload=() out="$work/cg.$2"
   [ "$1" != glibc ] && preload=(env "LD_PRELOAD=$1")
   valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out" \
-    --toggle-collect=run "${preload[@]}" "$work/pair" "$size" "$2" >/dev/null 2>&1
+    --toggle-collect=run "${preload[@]}" "$work/pair" "$size" "$2" $mode >/dev/null 2>&1
   callgrind_annotate "$out" | grep -m1 "PROGRAM TOTALS" | awk '{gsub(",", "", $1); print $1}'
 }
 
@@ -26,5 +28,5 @@ for entry in "strata=$strata" glibc=glibc "mimalloc=$lib/libmimalloc.so.2" \
   if [ "$library" != glibc ] && [ ! -f "$library" ]; then echo "$name: missing"; continue; fi
   a=$(instructions "$library" 100000)
   b=$(instructions "$library" 200000)
-  echo "$name: $(((b - a) / 100000)) instructions per $size-byte pair (loop included)"
+  echo "$name: $(((b - a) / 100000)) instructions per $size-byte pair${mode:+ and usable-size call} (loop included)"
 done
