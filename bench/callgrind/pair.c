@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   if (argc != 3 && argc != 4) return 2;
   size_t size = (size_t)atol(argv[1]);
   int usable = argc == 4 && strcmp(argv[3], "usable") == 0;
-  run(size, 1000, usable); /* warm: the first pairs set the thread up */
-  return run(size, atoi(argv[2]), usable) == 1; /* the total keeps the calls */
+  /* Warm up first (the first pairs set the thread up); the total keeps the calls. */
+  run(size, 1000, usable);
+  return run(size, atoi(argv[2]), usable) == 1;
 }
