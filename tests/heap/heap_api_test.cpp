@@ -116,10 +116,14 @@ TEST(HeapApi, UsableSizeReachesExactlyToTheNextBlock) {
     for (std::size_t i = 1; i < starts.size(); ++i) {
       std::uintptr_t distance = starts[i] - starts[i - 1];
       closest = std::min(closest, distance);
-      if ((starts[i] >> 16) == (starts[i - 1] >> 16)) EXPECT_EQ(distance % usable, 0u) << size;
+      if ((starts[i] >> 16) == (starts[i - 1] >> 16)) {
+        EXPECT_EQ(distance % usable, 0u) << size;
+      }
     }
     EXPECT_GE(closest, usable) << size;
-    if (std::getenv("STRATA_SECURE") == nullptr) EXPECT_EQ(closest, usable) << size;
+    if (std::getenv("STRATA_SECURE") == nullptr) {
+      EXPECT_EQ(closest, usable) << size;
+    }
     for (std::uintptr_t p : starts) strata_free(reinterpret_cast<void*>(p));
   }
   // A pointer inside its block (an aligned one) has the rest of the block;
