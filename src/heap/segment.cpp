@@ -475,10 +475,10 @@ void return_cached_huge(segment* seg) {
 // A cached huge segment sized for `total` bytes, or null: the smallest that
 // holds the request, else, when `resizable`, the largest of at least half the
 // request, grown. So a program that frees blocks and asks for others of other
-// sizes reuses the pages it has touched instead of faulting fresh ones in. A segment more than
-// three times the request has its tail cut, so a block keeps at most twice its own size resident
-// beyond it. (Secure mode's guard page ends each mapping: it takes only a segment within a quarter
-// of the request.)
+// sizes reuses the pages it has touched instead of faulting fresh ones in. A
+// segment more than three times the request has its tail cut, so a block keeps
+// at most twice its own size resident beyond it. (Secure mode's guard page
+// ends each mapping: it takes only a segment within a quarter of the request.)
 segment* take_cached_huge(std::size_t total, bool resizable) {
   segment* seg = nullptr;
   {
