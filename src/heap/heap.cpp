@@ -22,17 +22,17 @@ constexpr std::size_t extend_bytes = 16384;
 constexpr std::size_t first_extend_bytes = 4096;
 
 // Slices of a page for `cls`: one 64 KiB slice up to 8 KiB blocks, then room
-// for about eight blocks, at most 512 KiB unless a single block needs more.
+// for about eight blocks up to 64 KiB ones; a larger block has a page to itself.
 constexpr std::size_t page_slices(std::size_t cls) {
   std::size_t size = class_block_size(cls);
   if (size <= 8192) return 1;
-  std::size_t for_eight = (size * 8 + slice_size - 1) / slice_size;
-  std::size_t for_one = (size + slice_size - 1) / slice_size;
-  return for_eight < 8 ? for_eight : (for_one > 8 ? for_one : 8);
+  if (single_block_class(cls)) return (size + slice_size - 1) / slice_size;
+  return (size * 8 + slice_size - 1) / slice_size;
 }
 // The 4 and 8 KiB powers of two have classes cut to fill pages of 64 and 128 KiB.
 static_assert(page_slices(size_class_of(4097)) == 1 && page_slices(size_class_of(8192)) == 1);
 static_assert(page_slices(size_class_of(8193)) == 2 && page_slices(size_class_of(16384)) == 2);
+static_assert(page_slices(size_class_of(65536)) == 8 && page_slices(size_class_of(65537)) == 2);
 
 // Carve the next few blocks of the page onto its (empty) free list.
 void page_extend(page* pg) {
@@ -57,7 +57,9 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
   pg->free = nullptr;
   pg->counts = 0;
   pg->size_class = static_cast<std::uint32_t>(cls);
-  pg->block_size = class_block_size(cls);
+  // A one-block page's block reaches to the page's end: malloc_usable_size
+  // says so, and realloc grows into it without a move.
+  pg->block_size = single_block_class(cls) ? count * slice_size : class_block_size(cls);
   pg->thread_free.store(0, std::memory_order_relaxed);
   pg->owner_heap.store(h, std::memory_order_relaxed);
   pg->area = seg->slice_start(first);
@@ -87,34 +89,52 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
 // (adopted from exited threads, cached or fresh) until one has a long enough
 // run. Memory not yet purged goes first, even in a cached segment: reusing it
 // costs no page faults, where clean slices fault in every page they use.
+// Pages of one block and pages of many come from segments of their own kind:
+// the many-block pages a class keeps for its next blocks then never take the
+// place a one-block page had, and a phase that frees and reallocates large
+// blocks finds each where it lay before (unified/small faulted 4,000 pages
+// again in its second round when the two shared segments). Only when the OS
+// refuses a new segment does a page go to a segment of the other kind.
 page* page_alloc(heap* h, std::size_t cls) {
   thread_context* ctx = h->context;
   std::size_t count = page_slices(cls);
+  bool single = single_block_class(cls);
+  bool any_kind = false;
   auto claim = [&](bool dirty_only) -> page* {
     for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
+      if (seg->single_block_pages != single && !any_kind) continue;
       std::size_t first = segment_claim_slices(seg, count, dirty_only);
       if (first != 0) return page_init(h, seg, first, count, cls);
     }
     return nullptr;
   };
+  // Before slices that fault memory in, give back the current pages of this
+  // kind left empty: their slices may serve, and RSS stays down. Retained
+  // pages stay, within their budget: a program that alternates between a few
+  // classes then keeps its pages instead of each phase re-carving the last
+  // one's. A one-slice page frees only one-slice pages: carving a large
+  // class's page for it would send that class's next malloc to fresh memory.
+  // The one-block pages each class keeps go only after the cached segments
+  // still holding memory: a phase reallocating its blocks finds them in place.
+  auto release_empty = [&] {
+    return thread_free_empty_current_pages(ctx, count == 1 ? 1 : slice_count, single);
+  };
   bool released = false;
   for (;;) {
     if (page* pg = claim(true)) return pg;
-    // Before slices that fault memory in, give back the current pages left
-    // empty: their slices may serve, and RSS stays down. Retained pages stay,
-    // within their budget: a program that alternates between a few classes
-    // then keeps its pages instead of each phase re-carving the last one's.
-    // A one-slice page frees only one-slice pages: carving a large class's
-    // page for it would send that class's next malloc to fresh memory (a
-    // program's small allocations between two 1 MiB blocks cost the second
-    // 32 page faults).
+    if (!released && !single) {
+      released = true;
+      if (release_empty()) continue;
+    }
+    if (thread_acquire_dirty_segment(ctx, single) != nullptr) continue;
     if (!released) {
       released = true;
-      if (thread_free_empty_current_pages(ctx, count == 1 ? 1 : slice_count)) continue;
+      if (release_empty()) continue;
     }
-    if (thread_acquire_dirty_segment(ctx) != nullptr) continue;
     if (page* pg = claim(false)) return pg;
-    if (thread_acquire_segment(ctx) == nullptr) return nullptr;
+    if (thread_acquire_segment(ctx, single) != nullptr) continue;
+    if (any_kind) return nullptr;
+    any_kind = true;
   }
 }
 
@@ -204,8 +224,13 @@ void* malloc_refill(heap* h, std::size_t size) noexcept {
   std::size_t cls = size_class_of(size);
   page* pg = find_page(h, cls);
   if (pg == nullptr) return allocation_error(ENOMEM, "malloc", size, 0);
+  void* b = page_has_map(pg) ? page_take(pg) : page_pop(pg);
+  // A one-block page goes to the full list with its block rather than stay
+  // current: the page its class keeps is then the first freed (page_emptied),
+  // so a phase that reallocates its blocks starts where the last one started.
+  if (single_block_class(cls) && page_to_full(h, pg)) heap_set_current(h, cls);
   thread_deferred_work(h);  // after the reuse: a purge never takes memory about to be used
-  return page_has_map(pg) ? page_take(pg) : page_pop(pg);
+  return b;
 }
 
 void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept {

@@ -6,6 +6,12 @@
 namespace strata::heap {
 
 // ---- pages (page_queue.cpp) ----
+// Classes above one slice get a page per block, just long enough for it:
+// a freed page then serves any class of its length or less, and a phase that
+// frees and reallocates such blocks finds its pages laid out as before.
+constexpr bool single_block_class(std::size_t cls) {
+  return class_block_size(cls) > slice_size;
+}
 void queue_push_back(page_queue& q, page* pg);
 void queue_push_front(page_queue& q, page* pg);
 // Insert right after the queue's first page, which stays first.
@@ -31,9 +37,10 @@ void page_settle(heap* h, page* pg);
 // back to their segments.
 void thread_free_retained_pages(thread_context* ctx);
 // Give back the current pages left empty that are not retained (their memory
-// is outside the retained budget) and span at most `max_slices` slices; true
-// when there was any.
-bool thread_free_empty_current_pages(thread_context* ctx, std::size_t max_slices);
+// is outside the retained budget), span at most `max_slices` slices and hold
+// one block or many as `single_block` says; true when there was any.
+bool thread_free_empty_current_pages(thread_context* ctx, std::size_t max_slices,
+                                     bool single_block);
 // Give a page's slices (or a huge page's segment) back.
 void page_free(heap* h, page* pg);
 // Pages of `h` other threads freed into while they were full: requeue them.
@@ -125,12 +132,14 @@ void register_fork_handlers() noexcept;
 void remote_flush_all(thread_context* ctx);
 
 // ---- threads and heaps (thread.cpp) ----
-// A fresh segment for `ctx`: reclaimed from an exited thread, cached, or new.
-segment* thread_acquire_segment(thread_context* ctx);
-// A cached segment whose memory was not purged yet, for `ctx`; null when none.
-segment* thread_acquire_dirty_segment(thread_context* ctx);
-// Take over one segment of an exited thread; false when there is none.
-bool thread_adopt_abandoned(thread_context* ctx);
+// A segment for `ctx` with room: reclaimed from an exited thread (of either
+// kind), or cached or new for pages of the given kind.
+segment* thread_acquire_segment(thread_context* ctx, bool single_block_pages);
+// A cached segment whose memory was not purged yet, for `ctx` and pages of the
+// given kind; null when none.
+segment* thread_acquire_dirty_segment(thread_context* ctx, bool single_block_pages);
+// Take over one segment of an exited thread; null when there is none.
+segment* thread_adopt_abandoned(thread_context* ctx);
 // Another thread posted freed blocks to a page of an exited thread: its
 // segments are looked at once the purge delay passes.
 void abandoned_note_free() noexcept;

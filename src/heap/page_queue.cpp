@@ -153,7 +153,10 @@ void page_emptied(heap* h, page* pg) {
   thread_context* ctx = h->context;
   segment* seg = segment_of(pg);
   long delay = options::get(STRATA_OPTION_PURGE_DELAY_MS);
-  if (!seg->huge && delay != 0 && retain_page(ctx, pg)) {
+  // One-block pages are not retained: each class keeps one already (above),
+  // and the rest serve best as free slices, for a page of any length.
+  bool single = pg->size_class < class_count && single_block_class(pg->size_class);
+  if (!seg->huge && !single && delay != 0 && retain_page(ctx, pg)) {
     if (in_full) page_unfull(h, pg);
     // A deadline already set is earlier than one set now: no need to read the clock.
     if (delay > 0 && ctx->next_purge == 0) ctx->next_purge = clock_ms() + delay;
@@ -180,10 +183,12 @@ void thread_free_retained_pages(thread_context* ctx) {
   retained_clear(ctx);  // what is left of it is serving again
 }
 
-bool thread_free_empty_current_pages(thread_context* ctx, std::size_t max_slices) {
+bool thread_free_empty_current_pages(thread_context* ctx, std::size_t max_slices,
+                                     bool single_block) {
   bool freed = false;
   for (heap* h = &ctx->main_heap; h != nullptr; h = h->next_in_thread) {
     for (std::size_t cls = 0; cls < class_count; ++cls) {
+      if (single_block_class(cls) != single_block) continue;
       page* pg = h->queues[cls].first;  // the current page (in secure mode no slot points at it)
       if (pg != nullptr && pg->retained_slot == 0 && page_live(pg) == 0 &&
           pg->slice_count <= max_slices) {

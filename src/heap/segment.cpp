@@ -302,11 +302,13 @@ bool segments_map_whole() {
 // Map a new normal segment: its whole range, but a step while the heap has
 // reserved less than one segment's worth (the process's first segment, or
 // the next one where another mapping stopped the first from growing) or where
-// the OS refuses the whole range.
-segment* map_normal_segment() {
+// the OS refuses the whole range. A segment of one-block pages (64 KiB and
+// up) takes its whole range even so: one that another mapping stopped from
+// growing would lay a repeated phase's blocks out anew each time.
+segment* map_normal_segment(bool single_block_pages) {
   bool whole_only = segments_map_whole();
   bool small_heap = global_stats::reserved.load(std::memory_order_relaxed) < segment_size;
-  if (whole_only || !small_heap) {
+  if (whole_only || !small_heap || single_block_pages) {
     if (segment* seg = map_segment(segment_size, segment_size)) return seg;
     if (whole_only) return nullptr;
   }
@@ -347,22 +349,30 @@ std::int64_t clock_ms() {
 }
 
 namespace {
-// Take a segment from the cache: the first one, or with `dirty_only` the first
-// whose memory has not been purged yet. Null when there is no such segment.
-segment* take_cached(bool dirty_only) {
+// Take the oldest cached segment that suits pages of the given kind: one whose
+// memory has been purged suits either, one still holding memory only its own
+// kind, so a phase that frees and refills its blocks finds them laid out as
+// before. With `dirty_only`, only a segment still holding memory. Null when
+// there is no such segment.
+segment* take_cached(bool dirty_only, bool single_block_pages) {
   std::lock_guard<os::mutex> guard(cache.lock);
+  segment** oldest = nullptr;
   for (segment** link = &cache.normal; *link != nullptr; link = &(*link)->next) {
     segment* seg = *link;
-    if (dirty_only) {
+    bool dirty;
+    {
       slices_guard guard(seg);
-      if (slice_bitmap::next(seg->dirty_slices, slice_count, 0, true) == slice_count) continue;
+      dirty = slice_bitmap::next(seg->dirty_slices, slice_count, 0, true) != slice_count;
     }
-    *link = seg->next;
-    cache.normal_count--;
-    global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
-    return seg;
+    if (dirty ? seg->single_block_pages != single_block_pages : dirty_only) continue;
+    if (oldest == nullptr || seg->serial < (*oldest)->serial) oldest = link;
   }
-  return nullptr;
+  if (oldest == nullptr) return nullptr;
+  segment* seg = *oldest;
+  *oldest = seg->next;
+  cache.normal_count--;
+  global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
+  return seg;
 }
 }  // namespace
 
@@ -377,17 +387,20 @@ void protect_normal_segment(segment* seg) {
   os::protect(seg->slice_start(slice_count - 1), slice_size);
 }
 
-segment* segment_acquire(thread_context* owner, bool dirty_only) {
-  segment* seg = take_cached(dirty_only);
+segment* segment_acquire(thread_context* owner, bool dirty_only, bool single_block_pages) {
+  static std::atomic<std::uint64_t> mapped_count{0};
+  segment* seg = take_cached(dirty_only, single_block_pages);
   if (seg == nullptr && dirty_only) return nullptr;
   if (seg == nullptr) {
-    seg = map_normal_segment();
+    seg = map_normal_segment(single_block_pages);
     if (seg == nullptr) return nullptr;
+    seg->serial = mapped_count.fetch_add(1, std::memory_order_relaxed);
     std::memset(seg->dirty_slices, 0, sizeof(seg->dirty_slices));
     if (secure_mode()) protect_normal_segment(seg);
     add_mapped(seg);
   }
   seg->huge = false;
+  seg->single_block_pages = single_block_pages;
   seg->owner = owner;
   seg->next = seg->prev = nullptr;
   seg->purge_deadline = 0;
@@ -627,9 +640,14 @@ namespace {
 // a freed large page leaves stays whole for the next large page instead of
 // being carved by small ones (a phase that frees and reallocates its blocks
 // then reuses its pages rather than faulting fresh ones in). The rest is
-// claimed lowest first, which keeps a segment's mapping short.
-std::size_t place_run(const std::uint64_t* avail, std::size_t count, bool dirty_only) {
-  if (!dirty_only) return slice_bitmap::find_run(avail, slice_count, header_slices, count);
+// claimed lowest first, which keeps a segment's mapping short. So is all of a
+// segment of one-block pages: its freed pages are no place for small ones, and
+// claiming dirty runs as fresh ones were claimed lays a repeated phase's
+// blocks out as the first round did.
+std::size_t place_run(const std::uint64_t* avail, std::size_t count, bool dirty_only,
+                      bool single_block_pages) {
+  if (!dirty_only || single_block_pages)
+    return slice_bitmap::find_run(avail, slice_count, header_slices, count);
   if (count > 1) return slice_bitmap::find_shortest_run(avail, slice_count, header_slices, count);
   std::size_t lone = slice_bitmap::find_lone(avail, slice_count, header_slices);
   return lone != slice_count ? lone : slice_bitmap::find_run(avail, slice_count, header_slices, 1);
@@ -644,7 +662,7 @@ std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_onl
   // Slices past the mapping serve once it grows over them; never where it cannot.
   std::size_t mapped = seg->size / slice_size;
   if (seg->growth_blocked) slice_bitmap::assign(avail, mapped, slice_count - mapped, false);
-  std::size_t start = place_run(avail, count, dirty_only);
+  std::size_t start = place_run(avail, count, dirty_only, seg->single_block_pages);
   if (start == slice_count) return 0;
   // The lowest run reaches past the mapping only when no run fits inside it.
   if (start + count > mapped && !grow_segment(seg, start + count)) return 0;

@@ -42,6 +42,8 @@ struct segment {
   segment* next_mapped;  // every mapped normal segment, for a forced collection
   segment* prev_mapped;
   std::int64_t purge_deadline;  // ms clock; 0 when nothing is waiting to be purged
+  std::uint64_t serial;         // mapping order: threads carve from their oldest segments first
+  bool single_block_pages;      // its pages hold one block each (classes above a slice)
   std::uint32_t pages_in_use;
   std::uint64_t free_slices[bitmap_words];   // 1 = slice not part of a page
   std::uint64_t dirty_slices[bitmap_words];  // 1 = free slice that may still hold memory
@@ -111,9 +113,10 @@ void remove_far_block(const void* area);
 segment* lookup(const void* p);
 }  // namespace segment_map
 
-// A normal segment for `owner`: cached or freshly mapped; null when the OS
+// A normal segment for `owner` that will carve pages of one block each or of
+// many (`single_block_pages`): cached or freshly mapped; null when the OS
 // refuses. With `dirty_only`, only a cached segment still holding memory.
-segment* segment_acquire(thread_context* owner, bool dirty_only);
+segment* segment_acquire(thread_context* owner, bool dirty_only, bool single_block_pages);
 // Give an empty normal segment back (to the cache or the OS).
 void segment_release(segment* seg);
 // Map a segment holding one huge page of at least `size` bytes aligned to

@@ -48,13 +48,20 @@ void for_each_page(segment* seg, Visit visit) {
   }
 }
 
-// Make `seg` the first of the segments `ctx` carves pages from.
+// Add `seg` to the segments `ctx` carves pages from, kept oldest first: pages
+// then go where they went the last time the same blocks were asked for.
 void link_segment(thread_context* ctx, segment* seg) {
   seg->owner = ctx;
-  seg->prev = nullptr;
-  seg->next = ctx->segments;
-  if (ctx->segments != nullptr) ctx->segments->prev = seg;
-  ctx->segments = seg;
+  segment* prev = nullptr;
+  segment* next = ctx->segments;
+  while (next != nullptr && next->serial < seg->serial) {
+    prev = next;
+    next = next->next;
+  }
+  seg->prev = prev;
+  seg->next = next;
+  if (next != nullptr) next->prev = seg;
+  (prev != nullptr ? prev->next : ctx->segments) = seg;
   ctx->segment_count++;
 }
 
@@ -161,7 +168,7 @@ heap* thread_heap_init() noexcept {
   return &ctx->main_heap;
 }
 
-bool thread_adopt_abandoned(thread_context* ctx) {
+segment* thread_adopt_abandoned(thread_context* ctx) {
   for (;;) {
     segment* seg;
     {
@@ -169,8 +176,8 @@ bool thread_adopt_abandoned(thread_context* ctx) {
       seg = abandoned;
       if (seg != nullptr) abandoned = seg->next;
     }
-    if (seg == nullptr) return false;
-    if (adopt_segment(ctx, seg)) return true;  // otherwise it held nothing: try the next
+    if (seg == nullptr) return nullptr;
+    if (adopt_segment(ctx, seg)) return seg;  // otherwise it held nothing: try the next
   }
 }
 
@@ -260,19 +267,19 @@ void abandoned_collect(bool force) noexcept {
   if (next_due != 0) abandoned_arm(next_due);
 }
 
-segment* thread_acquire_segment(thread_context* ctx) {
+segment* thread_acquire_segment(thread_context* ctx, bool single_block_pages) {
   // Prefer a segment of an exited thread with room; its pages join this thread.
-  while (thread_adopt_abandoned(ctx)) {
-    if (ctx->segments->pages_in_use < slice_count / 2) return ctx->segments;
+  while (segment* adopted = thread_adopt_abandoned(ctx)) {
+    if (adopted->pages_in_use < slice_count / 2) return adopted;
   }
-  segment* seg = segment_acquire(ctx, false);
+  segment* seg = segment_acquire(ctx, false, single_block_pages);
   if (seg == nullptr) return nullptr;
   link_segment(ctx, seg);
   return seg;
 }
 
-segment* thread_acquire_dirty_segment(thread_context* ctx) {
-  segment* seg = segment_acquire(ctx, true);
+segment* thread_acquire_dirty_segment(thread_context* ctx, bool single_block_pages) {
+  segment* seg = segment_acquire(ctx, true, single_block_pages);
   if (seg != nullptr) link_segment(ctx, seg);
   return seg;
 }
