@@ -143,9 +143,22 @@ namespace {
 // serves aligned requests the block an aligned pointer was placed in. Reports
 // a pointer no block of the page was handed out as: into the segment header or
 // an unused slice, past the blocks carved so far, or inside a block.
+// Whether `p` starts a free slice of normal segment `seg` that held a page: a
+// freed one-block page gives its slices back at once, so its block freed again
+// lands here. (Read without the slice lock: it only picks the report.)
+bool starts_freed_page(const segment* seg, const void* p) {
+  auto offset = static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) -
+                                         reinterpret_cast<const std::uint8_t*>(seg));
+  std::size_t slice = offset / slice_size;
+  if (offset % slice_size != 0 || slice < header_slices || slice >= slice_count) return false;
+  std::uint64_t bit = std::uint64_t{1} << (slice % 64);
+  return (seg->free_slices[slice / 64] & seg->dirty_slices[slice / 64] & bit) != 0;
+}
+
 block* block_to_free(segment* seg, page* pg, void* p, std::uintptr_t word) {
   if (pg->slice_count == 0) {
     if (seg->huge && p == pg->area) report_double_free(pg, p);  // its segment waits in the cache
+    if (!seg->huge && starts_freed_page(seg, p)) report_double_free(pg, p);
     report_invalid_free(pg, p);
   }
   if (seg->huge) {

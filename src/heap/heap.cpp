@@ -222,6 +222,8 @@ void* malloc_refill(heap* h, std::size_t size) noexcept {
   purger_start_if_needed();  // first: pthread_create's own malloc then finds the heap as it is
   if (checked_mode()) return checked_malloc(h, size);
   std::size_t cls = size_class_of(size);
+  if (single_block_class(cls) && (h->single_released & single_class_bit(cls)) != 0)
+    h->single_recurring |= single_class_bit(cls);
   page* pg = find_page(h, cls);
   if (pg == nullptr) return allocation_error(ENOMEM, "malloc", size, 0);
   void* b = page_has_map(pg) ? page_take(pg) : page_pop(pg);

@@ -57,8 +57,10 @@ struct heap {
   page_queue queues[class_count];  // pages that may have free blocks
   page_queue full;                 // full pages and huge blocks; flagged page_in_full
   std::atomic<bool> full_pages_have_remote{false};  // another thread freed into a full page
-  heap* next_in_thread = nullptr;                   // the owning thread's heaps
-  heap* next_registered = nullptr;                  // every live heap, for statistics
+  std::uint64_t single_released = 0;   // one-block classes (bit cls - 64) that gave a page back
+  std::uint64_t single_recurring = 0;  // and were asked for again since: they keep one emptied
+  heap* next_in_thread = nullptr;      // the owning thread's heaps
+  heap* next_registered = nullptr;     // every live heap, for statistics
   heap* prev_registered = nullptr;
 
   constexpr heap();
@@ -90,6 +92,7 @@ struct thread_context {
   std::uint32_t remote_pending_count = 0;  // blocks waiting in remote_pending
   std::size_t remote_pending_bytes = 0;    // and their sizes
   std::int64_t next_purge = 0;             // ms clock of the earliest pending purge; 0 when none
+  bool keeps_single_pages = false;         // an empty one-block page is some class's current one
   retained_ring retained;
   block* remote_pending[remote_pending_capacity];  // freed into other threads' pages, unposted
 };

@@ -12,6 +12,11 @@ namespace strata::heap {
 constexpr bool single_block_class(std::size_t cls) {
   return class_block_size(cls) > slice_size;
 }
+// A one-block class's bit in heap::single_released and single_recurring.
+constexpr std::uint64_t single_class_bit(std::size_t cls) {
+  return std::uint64_t{1} << (cls - 64);
+}
+static_assert(!single_block_class(63) && class_count - 64 <= 64);
 void queue_push_back(page_queue& q, page* pg);
 void queue_push_front(page_queue& q, page* pg);
 // Insert right after the queue's first page, which stays first.
@@ -34,7 +39,7 @@ void page_emptied(heap* h, page* pg);
 // checking whether the page became empty, which only the current page may skip.
 void page_settle(heap* h, page* pg);
 // Give the thread's retained pages (emptied ones other than the current pages)
-// back to their segments.
+// and its empty one-block current pages back to their segments.
 void thread_free_retained_pages(thread_context* ctx);
 // Give back the current pages left empty that are not retained (their memory
 // is outside the retained budget), span at most `max_slices` slices and hold

@@ -142,20 +142,31 @@ void page_unfull(heap* h, page* pg) {
 }
 
 void page_emptied(heap* h, page* pg) {
+  thread_context* ctx = h->context;
+  long delay = options::get(STRATA_OPTION_PURGE_DELAY_MS);
+  bool single = pg->size_class < class_count && single_block_class(pg->size_class);
   // Keep the page the fast path allocates from (a malloc/free loop with one
-  // live block empties it on every free), or that would become it.
+  // live block empties it on every free), or that would become it. A one-block
+  // class keeps one only once it was asked for again after giving a page back
+  // (a hash table that grows through the classes leaves none of its old
+  // pages), and only until the next purge unless it takes it back.
   bool in_full = (pg->owner.load(std::memory_order_relaxed) & page_in_full) != 0;
   if (pg->size_class < class_count) {
     page_queue& q = h->queues[pg->size_class];
-    if (q.first == pg) return;
-    if (q.first == nullptr && in_full) return page_unfull(h, pg);
+    bool keep = q.first == pg || (q.first == nullptr && in_full);
+    if (single && keep && (h->single_recurring & single_class_bit(pg->size_class)) == 0) {
+      keep = false;
+      h->single_released |= single_class_bit(pg->size_class);
+    } else if (single && keep) {
+      ctx->keeps_single_pages = true;
+      if (delay > 0 && ctx->next_purge == 0) ctx->next_purge = clock_ms() + delay;
+    }
+    if (keep && q.first == pg) return;
+    if (keep) return page_unfull(h, pg);
   }
-  thread_context* ctx = h->context;
   segment* seg = segment_of(pg);
-  long delay = options::get(STRATA_OPTION_PURGE_DELAY_MS);
   // One-block pages are not retained: each class keeps one already (above),
   // and the rest serve best as free slices, for a page of any length.
-  bool single = pg->size_class < class_count && single_block_class(pg->size_class);
   if (!seg->huge && !single && delay != 0 && retain_page(ctx, pg)) {
     if (in_full) page_unfull(h, pg);
     // A deadline already set is earlier than one set now: no need to read the clock.
@@ -173,14 +184,16 @@ void page_emptied(heap* h, page* pg) {
 void thread_free_retained_pages(thread_context* ctx) {
   for (heap* h = &ctx->main_heap; h != nullptr; h = h->next_in_thread) {
     for (std::size_t cls = 0; cls < class_count; ++cls) {
+      bool single = single_block_class(cls);
       for (page* pg = h->queues[cls].first; pg != nullptr;) {
         page* next = pg->next;
-        if (page_live(pg) == 0 && h->current[cls] != pg) page_free(h, pg);
+        if (page_live(pg) == 0 && (h->current[cls] != pg || single)) page_free(h, pg);
         pg = next;
       }
     }
   }
   retained_clear(ctx);  // what is left of it is serving again
+  ctx->keeps_single_pages = false;
 }
 
 bool thread_free_empty_current_pages(thread_context* ctx, std::size_t max_slices,

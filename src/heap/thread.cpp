@@ -301,7 +301,7 @@ void thread_release_if_empty(thread_context* ctx, segment* seg) {
 }
 
 void thread_purge_due(thread_context* ctx, bool force) {
-  if (ctx->retained.count != 0) thread_free_retained_pages(ctx);
+  if (ctx->retained.count != 0 || ctx->keeps_single_pages) thread_free_retained_pages(ctx);
   std::int64_t now = clock_ms();
   std::int64_t earliest = 0;
   for (segment* seg = ctx->segments; seg != nullptr;) {

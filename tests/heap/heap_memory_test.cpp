@@ -351,6 +351,41 @@ TEST(HeapMemory, ARepeatedPhaseOfLargeBlocksFindsThemWhereTheyWere) {
   EXPECT_LT(faults[2], static_cast<long>(pages / 50)) << "of " << pages << " pages";
 }
 
+TEST(HeapMemory, AOneBlockPageGoesBackUnlessItsClassComesBack) {
+  if (std::getenv("STRATA_SECURE") != nullptr) GTEST_SKIP() << "secure mode's pages are its own";
+  purge_delay_for_test delay(1000);
+  std::thread([] {
+    auto pages = [] {
+      strata_stats_t stats;
+      strata_stats_get(&stats);
+      return stats.pages;
+    };
+    // A table growing through the classes, each size freed once its successor
+    // holds the data: every old page goes back at once.
+    void* table = strata_malloc(100000);
+    std::uint64_t with_one = pages();
+    for (std::size_t size : {200000, 400000, 800000}) {
+      void* grown = strata_malloc(size);
+      strata_free(table);
+      table = grown;
+      EXPECT_EQ(pages(), with_one) << size;
+    }
+    strata_free(table);
+    EXPECT_EQ(pages(), with_one - 1);
+    // A class asked for again after it gave a page back keeps its next emptied
+    // page: a malloc/free loop then stays on that page.
+    strata_free(strata_malloc(300000));
+    void* first = strata_malloc(300000);
+    strata_free(first);
+    EXPECT_EQ(pages(), with_one);
+    for (int i = 0; i < 3; ++i) {
+      void* again = strata_malloc(300000);
+      EXPECT_EQ(again, first);
+      strata_free(again);
+    }
+  }).join();
+}
+
 TEST(HeapMemory, KeptEmptyPagesLetTheOldestGoFirst) {
   purge_delay_for_test delay(100);
   // A phase of 4 KiB blocks fills the thread's budget of kept empty pages. The
