@@ -200,8 +200,10 @@ void free_huge_owned(heap* h, page* pg) {
 }
 
 // Free `p` into page `pg` of segment `seg` with every check: pointers of any
-// kind, pages of this thread, checked, huge and abandoned pages.
-void free_checked(segment* seg, page* pg, void* p) {
+// kind, pages of this thread, checked, huge and abandoned pages. Kept out of
+// free_slow, whose usual case (another thread's block, held for later) then
+// saves and restores no registers: 14 instructions less per remote free.
+__attribute__((noinline)) void free_checked(segment* seg, page* pg, void* p) {
   // Past a segment's mapping (a normal segment maps its range in steps, a
   // huge one ends with its block) another mapping may lie: not strata's.
   if (static_cast<std::uint8_t*>(p) >=
