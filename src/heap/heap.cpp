@@ -15,6 +15,10 @@ constinit thread_local heap* tls_heap __attribute__((tls_model(STRATA_TLS_MODEL)
 
 namespace {
 
+// Fresh memory a thread faults in, without reusing any, before it takes over
+// emptied segments of the other page kind that still hold memory.
+constexpr std::size_t other_kind_after_bytes = std::size_t{8} << 20;
+
 // Blocks carved per extension: 16 KiB worth, so carving never commits a whole
 // 64 KiB page of blocks at once; a page's first carve is one OS page, so a
 // program that uses a few blocks of many sizes touches little memory.
@@ -100,10 +104,10 @@ page* page_alloc(heap* h, std::size_t cls) {
   std::size_t count = page_slices(cls);
   bool single = single_block_class(cls);
   bool any_kind = false;
-  auto claim = [&](bool dirty_only) -> page* {
+  auto claim = [&](bool dirty_only, bool may_grow) -> page* {
     for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
       if (seg->single_block_pages != single && !any_kind) continue;
-      std::size_t first = segment_claim_slices(seg, count, dirty_only);
+      std::size_t first = segment_claim_slices(seg, count, dirty_only, may_grow);
       if (first != 0) return page_init(h, seg, first, count, cls);
     }
     return nullptr;
@@ -119,19 +123,58 @@ page* page_alloc(heap* h, std::size_t cls) {
   auto release_empty = [&] {
     return thread_free_empty_current_pages(ctx, count == 1 ? 1 : slice_count, single);
   };
+  // Memory the other kind's segments still hold is taken once this thread
+  // keeps faulting fresh memory in: its emptied segments, cached or not, and
+  // then its free runs. A phase of small blocks after one of large blocks
+  // reuses theirs, yet a repeated phase whose small pages need a slice more
+  // than last time leaves the large pages' segments alone.
+  auto take_other_kind = [&] {
+    return thread_convert_empty_segment(ctx, single) ||
+           thread_acquire_dirty_segment(ctx, single, true) != nullptr;
+  };
+  auto claim_other_kind = [&] {
+    bool was_any_kind = any_kind;
+    any_kind = true;
+    page* pg = claim(true, false);
+    any_kind = was_any_kind;
+    return pg;
+  };
+  // How much fresh memory the thread faulted in lately, net of what it
+  // reused: pages carved from fresh slices add, pages on reused ones take
+  // away, and it saturates at twice the threshold, so a long first phase is
+  // forgotten after a few MiB of reuse.
+  auto note_carved = [&](page* pg, bool fresh) {
+    std::size_t bytes = count * slice_size;
+    std::size_t& net = ctx->fresh_bytes[single];
+    if (fresh)
+      net = net + bytes < 2 * other_kind_after_bytes ? net + bytes : 2 * other_kind_after_bytes;
+    else
+      net = net > bytes ? net - bytes : 0;
+    return pg;
+  };
+  auto claim_fresh = [&](bool may_grow) {
+    page* pg = claim(false, may_grow);
+    return pg != nullptr ? note_carved(pg, true) : nullptr;
+  };
   bool released = false;
   for (;;) {
-    if (page* pg = claim(true)) return pg;
+    if (page* pg = claim(true, false)) return note_carved(pg, false);
     if (!released && !single) {
       released = true;
       if (release_empty()) continue;
     }
-    if (thread_acquire_dirty_segment(ctx, single) != nullptr) continue;
+    if (thread_acquire_dirty_segment(ctx, single, false) != nullptr) continue;
     if (!released) {
       released = true;
       if (release_empty()) continue;
     }
-    if (page* pg = claim(false)) return pg;
+    bool faulting = ctx->fresh_bytes[single] >= other_kind_after_bytes;
+    if (faulting && take_other_kind()) continue;
+    if (faulting) {
+      if (page* pg = claim_other_kind()) return note_carved(pg, false);
+    }
+    if (page* pg = claim_fresh(false)) return pg;  // slices already mapped
+    if (page* pg = claim_fresh(true)) return pg;
     if (thread_acquire_segment(ctx, single) != nullptr) continue;
     if (any_kind) return nullptr;
     any_kind = true;

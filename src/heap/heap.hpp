@@ -93,6 +93,7 @@ struct thread_context {
   std::size_t remote_pending_bytes = 0;    // and their sizes
   std::int64_t next_purge = 0;             // ms clock of the earliest pending purge; 0 when none
   bool keeps_single_pages = false;         // an empty one-block page is some class's current one
+  std::size_t fresh_bytes[2] = {};  // net fresh memory pages of many blocks [0] and of one [1] took
   retained_ring retained;
   block* remote_pending[remote_pending_capacity];  // freed into other threads' pages, unposted
 };

@@ -141,8 +141,12 @@ void remote_flush_all(thread_context* ctx);
 // kind), or cached or new for pages of the given kind.
 segment* thread_acquire_segment(thread_context* ctx, bool single_block_pages);
 // A cached segment whose memory was not purged yet, for `ctx` and pages of the
-// given kind; null when none.
-segment* thread_acquire_dirty_segment(thread_context* ctx, bool single_block_pages);
+// given kind: one last used for that kind, or with `any_kind` for either;
+// null when none.
+segment* thread_acquire_dirty_segment(thread_context* ctx, bool single_block_pages, bool any_kind);
+// Give an empty segment of `ctx` that carved pages of the other kind to pages
+// of the given kind; false when it has none.
+bool thread_convert_empty_segment(thread_context* ctx, bool single_block_pages);
 // Take over one segment of an exited thread; null when there is none.
 segment* thread_adopt_abandoned(thread_context* ctx);
 // Another thread posted freed blocks to a page of an exited thread: its

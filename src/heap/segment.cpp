@@ -349,12 +349,11 @@ std::int64_t clock_ms() {
 }
 
 namespace {
-// Take the oldest cached segment that suits pages of the given kind: one whose
-// memory has been purged suits either, one still holding memory only its own
-// kind, so a phase that frees and refills its blocks finds them laid out as
-// before. With `dirty_only`, only a segment still holding memory. Null when
-// there is no such segment.
-segment* take_cached(bool dirty_only, bool single_block_pages) {
+// Take the oldest cached segment `which` allows for pages of the given kind.
+// A segment still holding memory goes to its own kind first, so a phase that
+// frees and refills its blocks finds them laid out as before; to the other
+// kind only rather than a fresh mapping. Null when there is no such segment.
+segment* take_cached(cached_segment which, bool single_block_pages) {
   std::lock_guard<os::mutex> guard(cache.lock);
   segment** oldest = nullptr;
   for (segment** link = &cache.normal; *link != nullptr; link = &(*link)->next) {
@@ -364,7 +363,11 @@ segment* take_cached(bool dirty_only, bool single_block_pages) {
       slices_guard guard(seg);
       dirty = slice_bitmap::next(seg->dirty_slices, slice_count, 0, true) != slice_count;
     }
-    if (dirty ? seg->single_block_pages != single_block_pages : dirty_only) continue;
+    bool own_kind = seg->single_block_pages == single_block_pages;
+    bool allowed = which == cached_segment::dirty_any_kind   ? dirty
+                   : which == cached_segment::dirty_own_kind ? dirty && own_kind
+                                                             : !dirty || own_kind;
+    if (!allowed) continue;
     if (oldest == nullptr || seg->serial < (*oldest)->serial) oldest = link;
   }
   if (oldest == nullptr) return nullptr;
@@ -387,10 +390,10 @@ void protect_normal_segment(segment* seg) {
   os::protect(seg->slice_start(slice_count - 1), slice_size);
 }
 
-segment* segment_acquire(thread_context* owner, bool dirty_only, bool single_block_pages) {
+segment* segment_acquire(thread_context* owner, cached_segment which, bool single_block_pages) {
   static std::atomic<std::uint64_t> mapped_count{0};
-  segment* seg = take_cached(dirty_only, single_block_pages);
-  if (seg == nullptr && dirty_only) return nullptr;
+  segment* seg = take_cached(which, single_block_pages);
+  if (seg == nullptr && which != cached_segment::any) return nullptr;
   if (seg == nullptr) {
     seg = map_normal_segment(single_block_pages);
     if (seg == nullptr) return nullptr;
@@ -654,14 +657,15 @@ std::size_t place_run(const std::uint64_t* avail, std::size_t count, bool dirty_
 }
 }  // namespace
 
-std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_only) {
+std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_only, bool may_grow) {
   slices_guard guard(seg);
   std::uint64_t avail[bitmap_words];
   for (std::size_t w = 0; w < bitmap_words; ++w)
     avail[w] = seg->free_slices[w] & (dirty_only ? seg->dirty_slices[w] : ~std::uint64_t{0});
   // Slices past the mapping serve once it grows over them; never where it cannot.
   std::size_t mapped = seg->size / slice_size;
-  if (seg->growth_blocked) slice_bitmap::assign(avail, mapped, slice_count - mapped, false);
+  if (seg->growth_blocked || !may_grow)
+    slice_bitmap::assign(avail, mapped, slice_count - mapped, false);
   std::size_t start = place_run(avail, count, dirty_only, seg->single_block_pages);
   if (start == slice_count) return 0;
   // The lowest run reaches past the mapping only when no run fits inside it.

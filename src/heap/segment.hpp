@@ -113,10 +113,16 @@ void remove_far_block(const void* area);
 segment* lookup(const void* p);
 }  // namespace segment_map
 
+// Which cached segments segment_acquire may take, the oldest first.
+enum class cached_segment {
+  dirty_own_kind,  // one still holding memory, last used for pages of the kind asked; none new
+  dirty_any_kind,  // one still holding memory, whichever kind (it changes kind); none new
+  any,             // a dirty one of the kind asked or a purged one, else a fresh mapping
+};
 // A normal segment for `owner` that will carve pages of one block each or of
-// many (`single_block_pages`): cached or freshly mapped; null when the OS
-// refuses. With `dirty_only`, only a cached segment still holding memory.
-segment* segment_acquire(thread_context* owner, bool dirty_only, bool single_block_pages);
+// many (`single_block_pages`), as `which` allows; null when there is none or
+// the OS refuses.
+segment* segment_acquire(thread_context* owner, cached_segment which, bool single_block_pages);
 // Give an empty normal segment back (to the cache or the OS).
 void segment_release(segment* seg);
 // Map a segment holding one huge page of at least `size` bytes aligned to
@@ -130,8 +136,9 @@ std::size_t largest_request();
 void huge_segment_release(segment* seg);
 
 // Find and claim `count` free slices (only slices still holding memory when
-// dirty_only); returns the first slice index, or 0 when there is no such run.
-std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_only);
+// dirty_only; only mapped ones unless `may_grow`); returns the first slice
+// index, or 0 when there is no such run.
+std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_only, bool may_grow);
 // Return the slices of `pg` to the segment's free set.
 void segment_free_slices(segment* seg, std::size_t first, std::size_t count);
 // Purge the free dirty slices of a segment now. While the segment has live

@@ -272,16 +272,28 @@ segment* thread_acquire_segment(thread_context* ctx, bool single_block_pages) {
   while (segment* adopted = thread_adopt_abandoned(ctx)) {
     if (adopted->pages_in_use < slice_count / 2) return adopted;
   }
-  segment* seg = segment_acquire(ctx, false, single_block_pages);
+  segment* seg = segment_acquire(ctx, cached_segment::any, single_block_pages);
   if (seg == nullptr) return nullptr;
   link_segment(ctx, seg);
   return seg;
 }
 
-segment* thread_acquire_dirty_segment(thread_context* ctx, bool single_block_pages) {
-  segment* seg = segment_acquire(ctx, true, single_block_pages);
+segment* thread_acquire_dirty_segment(thread_context* ctx, bool single_block_pages, bool any_kind) {
+  segment* seg = segment_acquire(
+      ctx, any_kind ? cached_segment::dirty_any_kind : cached_segment::dirty_own_kind,
+      single_block_pages);
   if (seg != nullptr) link_segment(ctx, seg);
   return seg;
+}
+
+bool thread_convert_empty_segment(thread_context* ctx, bool single_block_pages) {
+  for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
+    if (seg->single_block_pages != single_block_pages && segment_is_empty(seg)) {
+      seg->single_block_pages = single_block_pages;
+      return true;
+    }
+  }
+  return false;
 }
 
 void thread_purge_segment(thread_context* ctx, segment* seg) {

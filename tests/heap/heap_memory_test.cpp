@@ -386,6 +386,34 @@ TEST(HeapMemory, AOneBlockPageGoesBackUnlessItsClassComesBack) {
   }).join();
 }
 
+TEST(HeapMemory, SmallBlocksAfterLargeOnesReuseTheirMemory) {
+  purge_delay_for_test delay(10000);
+  // 64 MiB of 1 MiB blocks freed, then 64 MiB of 1,000-byte blocks: pages of
+  // many blocks take over the memory the one-block pages' segments still
+  // hold rather than fault in as much again.
+  std::size_t grown = 0;
+  std::thread([&] {
+    std::vector<void*> large(64);
+    for (void*& p : large) {
+      p = strata_malloc(MiB);
+      std::memset(p, 1, MiB);
+    }
+    for (void* p : large) strata_free(p);
+    strata_stats_t before;
+    strata_stats_get(&before);
+    std::vector<void*> small(64 * MiB / 1000);
+    for (void*& p : small) {
+      p = strata_malloc(1000);
+      std::memset(p, 2, 1000);
+    }
+    strata_stats_t after;
+    strata_stats_get(&after);
+    grown = after.committed - before.committed;
+    for (void* p : small) strata_free(p);
+  }).join();
+  EXPECT_LT(grown, 24 * MiB) << "of 64 MiB";
+}
+
 TEST(HeapMemory, KeptEmptyPagesLetTheOldestGoFirst) {
   purge_delay_for_test delay(100);
   // A phase of 4 KiB blocks fills the thread's budget of kept empty pages. The
