@@ -2,6 +2,7 @@
 // frees from other threads, which wait in a per-thread array and are posted
 // with one compare-exchange per destination page.
 #include "heap/heap_internal.hpp"
+#include "heap/slice_bitmap.hpp"
 
 namespace strata::heap {
 
@@ -151,8 +152,8 @@ bool starts_freed_page(const segment* seg, const void* p) {
                                          reinterpret_cast<const std::uint8_t*>(seg));
   std::size_t slice = offset / slice_size;
   if (offset % slice_size != 0 || slice < header_slices || slice >= slice_count) return false;
-  std::uint64_t bit = std::uint64_t{1} << (slice % 64);
-  return (seg->free_slices[slice / 64] & seg->dirty_slices[slice / 64] & bit) != 0;
+  return slice_bitmap::count(seg->free_slices, slice, 1) == 1 &&
+         slice_bitmap::count(seg->dirty_slices, slice, 1) == 1;
 }
 
 block* block_to_free(segment* seg, page* pg, void* p, std::uintptr_t word) {

@@ -97,16 +97,17 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
 // the many-block pages a class keeps for its next blocks then never take the
 // place a one-block page had, and a phase that frees and reallocates large
 // blocks finds each where it lay before (unified/small faulted 4,000 pages
-// again in its second round when the two shared segments). Only when the OS
-// refuses a new segment does a page go to a segment of the other kind.
+// again in its second round when the two shared segments). A page goes to a
+// segment of the other kind only once its kind keeps faulting memory in (see
+// take_other_kind) or the OS refuses a new segment.
 page* page_alloc(heap* h, std::size_t cls) {
   thread_context* ctx = h->context;
   std::size_t count = page_slices(cls);
   bool single = single_block_class(cls);
-  bool any_kind = false;
-  auto claim = [&](bool dirty_only, bool may_grow) -> page* {
+  bool any_kind = false;  // once the OS refuses a new segment
+  auto claim = [&](bool dirty_only, bool may_grow, bool either_kind) -> page* {
     for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
-      if (seg->single_block_pages != single && !any_kind) continue;
+      if (seg->single_block_pages != single && !either_kind) continue;
       std::size_t first = segment_claim_slices(seg, count, dirty_only, may_grow);
       if (first != 0) return page_init(h, seg, first, count, cls);
     }
@@ -132,13 +133,6 @@ page* page_alloc(heap* h, std::size_t cls) {
     return thread_convert_empty_segment(ctx, single) ||
            thread_acquire_dirty_segment(ctx, single, true) != nullptr;
   };
-  auto claim_other_kind = [&] {
-    bool was_any_kind = any_kind;
-    any_kind = true;
-    page* pg = claim(true, false);
-    any_kind = was_any_kind;
-    return pg;
-  };
   // How much fresh memory the thread faulted in lately, net of what it
   // reused: pages carved from fresh slices add, pages on reused ones take
   // away, and it saturates at twice the threshold, so a long first phase is
@@ -153,12 +147,12 @@ page* page_alloc(heap* h, std::size_t cls) {
     return pg;
   };
   auto claim_fresh = [&](bool may_grow) {
-    page* pg = claim(false, may_grow);
+    page* pg = claim(false, may_grow, any_kind);
     return pg != nullptr ? note_carved(pg, true) : nullptr;
   };
   bool released = false;
   for (;;) {
-    if (page* pg = claim(true, false)) return note_carved(pg, false);
+    if (page* pg = claim(true, false, any_kind)) return note_carved(pg, false);
     if (!released && !single) {
       released = true;
       if (release_empty()) continue;
@@ -168,10 +162,9 @@ page* page_alloc(heap* h, std::size_t cls) {
       released = true;
       if (release_empty()) continue;
     }
-    bool faulting = ctx->fresh_bytes[single] >= other_kind_after_bytes;
-    if (faulting && take_other_kind()) continue;
-    if (faulting) {
-      if (page* pg = claim_other_kind()) return note_carved(pg, false);
+    if (ctx->fresh_bytes[single] >= other_kind_after_bytes) {
+      if (take_other_kind()) continue;
+      if (page* pg = claim(true, false, true)) return note_carved(pg, false);
     }
     if (page* pg = claim_fresh(false)) return pg;  // slices already mapped
     if (page* pg = claim_fresh(true)) return pg;
