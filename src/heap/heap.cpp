@@ -206,7 +206,10 @@ page* find_page(heap* h, std::size_t cls) {
   for (;;) {
     for (page* pg = q.first; pg != nullptr;) {
       page* next = pg->next;
-      page_collect(pg);
+      // A list page with free blocks serves those first; what other threads
+      // freed meanwhile waits until it runs dry, when collecting takes the
+      // list whole (appending it now would walk it, a miss per block).
+      if (pg->free == nullptr || page_has_map(pg)) page_collect(pg);
       page_fold_stats(h, pg);
       if (page_live(pg) == 0) retained_forget(h->context, pg);  // an emptied page serves again
       if (page_has_block(pg)) {

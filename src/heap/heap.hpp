@@ -134,7 +134,11 @@ heap* thread_heap_init() noexcept;
 inline void* page_pop(page* pg) noexcept {
   block* b = pg->free;
   if (STRATA_LIKELY(b != nullptr)) {
-    pg->free = b->next;
+    block* next = b->next;
+    pg->free = next;
+    // Blocks other threads freed arrive with their lines in those threads'
+    // caches: asking for the next one now overlaps its miss with the caller's work.
+    __builtin_prefetch(next);
     b->free_tag = 0;  // handed out: a later free of it is not a double free
     pg->counts++;     // the whole word, as free writes it: no partial store to forward
   }
