@@ -34,22 +34,37 @@ void post_blocks(page* pg, block* head, block* tail, std::uint32_t count) {
     owner->full_pages_have_remote.store(true, std::memory_order_relaxed);
 }
 
-void count_remote_free(heap* me, const page* pg) {
-  me->counters.frees[pg->size_class].add(1);
-  me->counters.cross_thread_frees.add(1);
+void count_remote_frees(heap* me, const page* pg, std::uint32_t n) {
+  me->counters.frees[pg->size_class].add(n);
+  me->counters.cross_thread_frees.add(n);
 }
 
 // Blocks of this size and up that a thread frees into a page it does not own
 // give their memory back at once: the owner may not enter the allocator for long.
 constexpr std::size_t remote_purge_min = std::size_t{1} << 20;
 
-// Mark `b` of `pg` as freed by another thread, reporting it if it is marked
-// already: waiting to be posted, in thread_free or on the owner's list.
+// Check `b`, freed by this thread into another thread's page `pg`, and mark it
+// as freed: report it when it is marked already (waiting to be posted, in
+// thread_free or on the owner's list), or when it is no block start of the
+// page. free_slow holds list page blocks unchecked, so the check is made here,
+// where the page's lines are fetched anyway; the page cannot have gone while
+// one of its blocks was live, so a page start no longer there means a stray pointer.
 void mark_remote_free(const page* pg, block* b) {
-  // page_free_tag's answer, without its call for the usual unchecked page.
-  std::uintptr_t tag = (pg->owner.load(std::memory_order_relaxed) & page_is_checked) != 0
-                           ? page_free_tag(pg, b)
-                           : (page_has_map(pg) ? remote_map_tag_of(pg) : free_tag_of(pg));
+  if (pg->slice_count == 0) report_invalid_free(pg, b);
+  std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
+  std::uintptr_t tag;
+  if ((word & page_is_checked) != 0) {
+    tag = page_free_tag(pg, b);  // validated by free_checked (no page is checked otherwise)
+  } else if ((word & page_is_map) != 0) {
+    if (map_block_bit(pg, b) == 0) report_invalid_free(pg, b);
+    tag = remote_map_tag_of(pg);
+  } else {
+    auto offset = reinterpret_cast<std::uintptr_t>(b) - reinterpret_cast<std::uintptr_t>(pg->area);
+    if (!list_block_start(pg, b) ||
+        offset >= std::uintptr_t{page_capacity_seen(pg)} * pg->block_size)
+      report_invalid_free(pg, b);
+    tag = free_tag_of(pg);
+  }
   if (b->free_tag == tag) report_double_free(pg, b);
   b->free_tag = tag;
 }
@@ -61,6 +76,12 @@ struct remote_batch {
   block* tail;
   std::uint32_t count;
 };
+// Count the blocks of `batch` as freed by `me` (the flushing thread's heap) and post them.
+void post_batch(heap* me, const remote_batch& batch) {
+  count_remote_frees(me, batch.destination, batch.count);
+  post_blocks(batch.destination, batch.head, batch.tail, batch.count);
+}
+
 // Slots of the table a flush gathers batches in: twice the size classes a
 // program typically frees across, so pages rarely have to share one.
 constexpr std::size_t flush_slots = 128;
@@ -73,16 +94,13 @@ std::size_t flush_slot(const page* pg) {
 }
 
 // Hold `b` of `pg`, freed into another thread's page, among the pending frees
-// of this thread (whose heap is `me`), without touching the block: its cache
-// line is likely still with the thread that wrote it.
-void hold_remote_free(heap* me, page* pg, block* b) {
-  count_remote_free(me, pg);
-  thread_context* ctx = me->context;
-  ctx->remote_pending[ctx->remote_pending_count++] = b;
-  ctx->remote_pending_bytes += pg->block_size;
-  if (ctx->remote_pending_count == remote_pending_capacity ||
-      ctx->remote_pending_bytes >= remote_pending_max_bytes)
-    remote_flush_all(ctx);
+// of this thread, without touching the block: its cache line is likely still
+// with the thread that wrote it. The flush counts it.
+void hold_remote_free(thread_context* ctx, page* pg, block* b) {
+  std::uint32_t n = ctx->remote_pending_count;
+  ctx->remote_pending[n] = remote_pending_free{b, pg};
+  ctx->remote_pending_count = n + 1;
+  if (n + 1 == remote_pending_capacity) remote_flush_all(ctx);
 }
 
 // Hold `b`, freed into a page of another thread (`word` is the page's owner
@@ -94,7 +112,10 @@ bool queue_remote_free(page* pg, block* b, std::uintptr_t word) {
     return false;
   heap* me = default_heap();
   if (me == nullptr) return false;
-  hold_remote_free(me, pg, b);
+  thread_context* ctx = me->context;
+  ctx->remote_pending_bytes += pg->block_size;
+  hold_remote_free(ctx, pg, b);
+  if (ctx->remote_pending_bytes >= remote_pending_max_bytes) remote_flush_all(ctx);
   return true;
 }
 
@@ -107,7 +128,7 @@ void remote_free(page* pg, block* b, std::uintptr_t word) {
   bool huge = pg->size_class == class_count;
   bool abandoned = (word & ~page_flag_mask) == 0;
   heap* me = default_heap();
-  if (me != nullptr) count_remote_free(me, pg);
+  if (me != nullptr) count_remote_frees(me, pg, 1);
   if (huge) {
     if (thread_free_blocks(pg->thread_free.load(std::memory_order_relaxed)) != nullptr)
       report_double_free(pg, b);  // posted already, not yet collected by its owner
@@ -259,14 +280,12 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
   std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
   std::uintptr_t owner = word & ~page_flag_mask;
   heap* me = tls_heap;
-  // The usual free from another thread: a block start of an unchecked list
-  // page of a live thread, held at once. A list page is one slice, so `p`
-  // lies past its area's start; its carved blocks are mapped memory.
-  auto offset = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(pg->area);
-  if ((word & (page_is_map | page_is_checked)) == 0 && owner != 0 && owner != os::thread_id() &&
-      pg->size_class != class_count && me != &empty_heap && list_block_start(pg, p) &&
-      offset < std::uintptr_t{page_capacity_seen(pg)} * pg->block_size)
-    return hold_remote_free(me, pg, static_cast<block*>(p));
+  // The usual free from another thread: a list page with no aligned pointers,
+  // unchecked, of a live thread, not a huge block. Held at once; the flush
+  // validates it, when the page's lines are fetched anyway.
+  if ((word & (page_is_map | page_is_checked | page_has_aligned)) == 0 && owner != 0 &&
+      owner != os::thread_id() && pg->size_class != class_count && me != &empty_heap)
+    return hold_remote_free(me->context, pg, static_cast<block*>(p));
   free_checked(seg, pg, p);
 }
 
@@ -325,17 +344,17 @@ void remote_flush_all(thread_context* ctx) {
   ctx->remote_pending_bytes = 0;
   valgrind_quiet quiet;  // the blocks are the program's freed ones (debug mode tells memcheck)
   for (std::uint32_t i = 0; i < n && i < prefetch_distance; ++i)
-    __builtin_prefetch(ctx->remote_pending[i], 1);
+    __builtin_prefetch(ctx->remote_pending[i].b, 1);
+  heap* me = &ctx->main_heap;
   remote_batch batches[flush_slots] = {};
   for (std::uint32_t i = 0; i < n; ++i) {
     if (i + prefetch_distance < n)
-      __builtin_prefetch(ctx->remote_pending[i + prefetch_distance], 1);
-    block* b = ctx->remote_pending[i];
-    page* pg = segment_of(b)->page_of(b);
+      __builtin_prefetch(ctx->remote_pending[i + prefetch_distance].b, 1);
+    auto [b, pg] = ctx->remote_pending[i];
     mark_remote_free(pg, b);
     remote_batch& batch = batches[flush_slot(pg)];
     if (batch.destination != pg) {
-      if (batch.count != 0) post_blocks(batch.destination, batch.head, batch.tail, batch.count);
+      if (batch.count != 0) post_batch(me, batch);
       batch = remote_batch{pg, nullptr, b, 0};
     }
     b->next = batch.head;
@@ -343,7 +362,7 @@ void remote_flush_all(thread_context* ctx) {
     batch.count++;
   }
   for (remote_batch& batch : batches)
-    if (batch.count != 0) post_blocks(batch.destination, batch.head, batch.tail, batch.count);
+    if (batch.count != 0) post_batch(me, batch);
 }
 
 }  // namespace strata::heap

@@ -67,12 +67,19 @@ struct heap {
 };
 
 // Blocks a thread freed into pages of other threads wait in an array until it
-// is full or the thread enters the allocator's slow path: then every block's
-// double-free mark is checked with the misses overlapped, and the blocks go to
-// their pages one batch per page (free.cpp). The bytes are bounded too, so a
-// thread that frees large blocks and never allocates holds little back.
+// is full or the thread enters the allocator's slow path: then every block is
+// validated and its double-free mark checked with the misses overlapped, and
+// the blocks go to their pages one batch per page (free.cpp). The bytes are
+// bounded too, so a thread that frees large blocks and never allocates holds
+// little back; a full array of list page blocks (under 4 KiB) stays within it.
 inline constexpr std::uint32_t remote_pending_capacity = 512;
 inline constexpr std::size_t remote_pending_max_bytes = std::size_t{2} << 20;
+
+// A block freed into another thread's page, held back, and that page.
+struct remote_pending_free {
+  block* b;
+  page* pg;
+};
 
 // Emptied pages a thread keeps in their queues, oldest first (retained.cpp).
 inline constexpr std::size_t retained_slots = 32;
@@ -90,12 +97,13 @@ struct thread_context {
   segment* segments = nullptr;  // normal segments this thread carves pages from
   std::size_t segment_count = 0;
   std::uint32_t remote_pending_count = 0;  // blocks waiting in remote_pending
-  std::size_t remote_pending_bytes = 0;    // and their sizes
+  std::size_t remote_pending_bytes = 0;    // their sizes, list page blocks not counted
   std::int64_t next_purge = 0;             // ms clock of the earliest pending purge; 0 when none
   bool keeps_single_pages = false;         // an empty one-block page is some class's current one
   std::size_t fresh_bytes[2] = {};  // net fresh memory pages of many blocks [0] and of one [1] took
   retained_ring retained;
-  block* remote_pending[remote_pending_capacity];  // freed into other threads' pages, unposted
+  // Frees into other threads' pages, not posted yet.
+  remote_pending_free remote_pending[remote_pending_capacity];
 };
 
 // The page every slot of a fresh heap points at: never has a free block.

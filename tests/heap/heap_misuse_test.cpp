@@ -127,6 +127,22 @@ TEST_F(HeapMisuse, InteriorPointerFreedByAnotherThread) {
   EXPECT_DEATH(free_elsewhere(at(strata_malloc(5000), 16)), not_handed_out);
 }
 
+// Another thread's frees of list page blocks are checked when it posts them:
+// a stray pointer among valid ones is still reported, and none is linked.
+TEST_F(HeapMisuse, StrayPointersAmongAnotherThreadsFrees) {
+  auto free_among_valid_ones = [](std::ptrdiff_t offset) {
+    void* blocks[64];
+    for (void*& b : blocks) b = strata_malloc(32);
+    std::thread([&] {
+      for (int i = 0; i < 32; ++i) strata_free(blocks[i]);
+      strata_free(at(blocks[32], offset));
+      for (int i = 33; i < 64; ++i) strata_free(blocks[i]);
+    }).join();
+  };
+  EXPECT_DEATH(free_among_valid_ones(8), not_handed_out);
+  EXPECT_DEATH(free_among_valid_ones(32 * 1500), not_handed_out);  // past the blocks carved
+}
+
 TEST_F(HeapMisuse, PointerIntoASegmentHeader) {
   EXPECT_DEATH(
       {
