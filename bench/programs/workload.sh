@@ -4,7 +4,7 @@
 # whatever LD_PRELOAD says (inherited by every process the workload starts).
 #
 # Usage: workload.sh WORKLOAD INPUTS-DIR
-#   python  /usr/bin/python3 (or $OVERRIDE_TEST_PYTHON) running alloc_heavy.py
+#   python  /usr/bin/python3 (or $OVERRIDE_TEST_PYTHON) running alloc_heavy.py, PYTHONMALLOC=malloc
 #   sqlite  sqlite3 building and querying a 150,000-row database (sqlite_workload.sql)
 #   git     log, diff, blame, archive, repack and fsck on a 4,000-commit repository
 #   gcc     gcc -O2 -g compiling and linking a generated C file, then running it
@@ -26,8 +26,9 @@ trap 'rm -rf "$scratch"' EXIT
 # fingerprint: a short digest of standard input.
 fingerprint() { sha256sum | cut -c1-16; }
 
+# PYTHONMALLOC=malloc: every object from malloc, not from Python's own small-object pools.
 run_python() {
-  "${OVERRIDE_TEST_PYTHON:-/usr/bin/python3}" "$here/alloc_heavy.py"
+  PYTHONMALLOC=malloc "${OVERRIDE_TEST_PYTHON:-/usr/bin/python3}" "$here/alloc_heavy.py"
 }
 
 run_sqlite() {
