@@ -162,9 +162,14 @@ page* page_alloc(heap* h, std::size_t cls) {
       released = true;
       if (release_empty()) continue;
     }
-    if (ctx->fresh_bytes[single] >= other_kind_after_bytes) {
+    // Once begun, the take-over goes on as the taken memory runs out, until
+    // none is left: reusing it must not make the kind fault 8 MiB again first.
+    bool& taking_over = ctx->taking_over[single];
+    if (taking_over || ctx->fresh_bytes[single] >= other_kind_after_bytes) {
+      taking_over = true;
       if (take_other_kind()) continue;
       if (page* pg = claim(true, false, true)) return note_carved(pg, false);
+      taking_over = false;
     }
     if (page* pg = claim_fresh(false)) return pg;  // slices already mapped
     if (page* pg = claim_fresh(true)) return pg;

@@ -101,6 +101,7 @@ struct thread_context {
   std::int64_t next_purge = 0;             // ms clock of the earliest pending purge; 0 when none
   bool keeps_single_pages = false;         // an empty one-block page is some class's current one
   std::size_t fresh_bytes[2] = {};  // net fresh memory pages of many blocks [0] and of one [1] took
+  bool taking_over[2] = {};         // that kind took the other's memory and takes more before fresh
   retained_ring retained;
   // Frees into other threads' pages, not posted yet.
   remote_pending_free remote_pending[remote_pending_capacity];
