@@ -163,7 +163,7 @@ page* page_alloc(heap* h, std::size_t cls) {
       if (release_empty()) continue;
     }
     // Once begun, the take-over goes on as the taken memory runs out, until
-    // none is left: reusing it must not make the kind fault 8 MiB again first.
+    // none is left: reusing it must not make the kind fault memory in again first.
     bool& taking_over = ctx->taking_over[single];
     if (taking_over || ctx->fresh_bytes[single] >= other_kind_after_bytes) {
       taking_over = true;
