@@ -76,7 +76,10 @@ void commit(std::size_t bytes) {
 
 namespace {
 
-constexpr std::size_t normal_cache_limit = 16;
+// Emptied normal segments kept mapped (purged after the delay, so only address
+// space): two for each of 16 threads that use both page kinds. At 16, teams of
+// eight threads unmapped three segments a round and faulted 700 pages in again.
+constexpr std::size_t normal_cache_limit = 32;
 // A normal segment may map its range in steps of this much: the process's first
 // segment starts so (a program that allocates a few KiB maps 1 MiB, not 32), as
 // does one the OS refuses the whole range (an address-space limit), which then
