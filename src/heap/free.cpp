@@ -161,10 +161,6 @@ void free_foreign(void* p) noexcept {
 
 namespace {
 
-// The block of `pg` that freeing `p` gives back: `p` itself, or on a page that
-// serves aligned requests the block an aligned pointer was placed in. Reports
-// a pointer no block of the page was handed out as: into the segment header or
-// an unused slice, past the blocks carved so far, or inside a block.
 // Whether `p` starts a free slice of normal segment `seg` that held a page: a
 // freed one-block page gives its slices back at once, so its block freed again
 // lands here. (Read without the slice lock: it only picks the report.)
@@ -177,6 +173,10 @@ bool starts_freed_page(const segment* seg, const void* p) {
          slice_bitmap::count(seg->dirty_slices, slice, 1) == 1;
 }
 
+// The block of `pg` that freeing `p` gives back: `p` itself, or on a page that
+// serves aligned requests the block an aligned pointer was placed in. Reports
+// a pointer no block of the page was handed out as: into the segment header or
+// an unused slice, past the blocks carved so far, or inside a block.
 block* block_to_free(segment* seg, page* pg, void* p, std::uintptr_t word) {
   if (pg->slice_count == 0) {
     if (seg->huge && p == pg->area) report_double_free(pg, p);  // its segment waits in the cache

@@ -77,8 +77,9 @@ void commit(std::size_t bytes) {
 namespace {
 
 // Emptied normal segments kept mapped (purged after the delay, so only address
-// space): two for each of 16 threads that use both page kinds. At 16, teams of
-// eight threads unmapped three segments a round and faulted 700 pages in again.
+// space): two for each of 16 threads that use both page kinds. At 16,
+// unified/threads made 4 OS calls a round and faulted 720 pages in again (at
+// 32: 1 call, 490 pages).
 constexpr std::size_t normal_cache_limit = 32;
 // A normal segment may map its range in steps of this much: the process's first
 // segment starts so (a program that allocates a few KiB maps 1 MiB, not 32), as

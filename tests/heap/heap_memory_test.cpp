@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <random>
@@ -79,6 +78,27 @@ std::size_t resident_pages(const void* p, std::size_t size) {
   EXPECT_EQ(mincore(const_cast<void*>(p), size, in_core.data()), 0);
   return static_cast<std::size_t>(
       std::count_if(in_core.begin(), in_core.end(), [](unsigned char c) { return (c & 1) != 0; }));
+}
+
+// `count` blocks of `size` bytes, each written through with `fill`.
+std::vector<void*> written_blocks(std::size_t count, std::size_t size, int fill) {
+  std::vector<void*> blocks(count);
+  for (void*& p : blocks) {
+    p = strata_malloc(size);
+    std::memset(p, fill, size);
+  }
+  return blocks;
+}
+
+// Bytes the heap committed more while `phase` ran.
+template <class Phase>
+std::size_t committed_growth(Phase&& phase) {
+  strata_stats_t before;
+  strata_stats_get(&before);
+  phase();
+  strata_stats_t after;
+  strata_stats_get(&after);
+  return after.committed - before.committed;
 }
 
 // Whether blocks live on checked pages (secure or debug mode), which carry a
@@ -236,13 +256,8 @@ TEST(HeapMemory, EmptyPagesServeBeforeTheHeapGrows) {
       std::memset(p, 1, size);
       strata_free(p);
     }
-    strata_stats_t before;
-    strata_stats_get(&before);
-    void* big = strata_malloc(7 * MiB);
-    std::memset(big, 2, 7 * MiB);
-    strata_stats_t after;
-    strata_stats_get(&after);
-    grown = after.committed - before.committed;
+    void* big = nullptr;
+    grown = committed_growth([&] { big = written_blocks(1, 7 * MiB, 2)[0]; });
     strata_free(big);
   }).join();
   EXPECT_LT(grown, 4 * MiB);
@@ -307,18 +322,11 @@ TEST(HeapMemory, SecondRoundReusesTheFirstRoundsMemory) {
   // cache by then), not fault in clean slices beside it.
   std::size_t grown = 0;
   std::thread([&] {
-    std::vector<void*> blocks(64);
-    for (void*& p : blocks) {
-      p = strata_malloc(MiB);
-      std::memset(p, 1, MiB);
-    }
+    std::vector<void*> blocks = written_blocks(64, MiB, 1);
     for (void* p : blocks) strata_free(p);
-    strata_stats_t before;
-    strata_stats_get(&before);
-    for (void*& p : blocks) p = strata_malloc(MiB);
-    strata_stats_t after;
-    strata_stats_get(&after);
-    grown = after.committed - before.committed;
+    grown = committed_growth([&] {
+      for (void*& p : blocks) p = strata_malloc(MiB);
+    });
     for (void* p : blocks) strata_free(p);
   }).join();
   EXPECT_LT(grown, 8 * MiB);
@@ -351,7 +359,7 @@ TEST(HeapMemory, ARepeatedPhaseOfLargeBlocksFindsThemWhereTheyWere) {
   std::size_t pages = 0;
   for (std::size_t size : sizes) pages += size / 4096;
   // (Secure mode scatters blocks on purpose: only the faults apply there.)
-  bool scattered = std::getenv("STRATA_SECURE") != nullptr;
+  bool scattered = strata_option_get(STRATA_OPTION_SECURE) != 0;
   for (std::size_t i = 0; i < sizes.size() && !scattered; ++i) {
     if (sizes[i] > 64 * 1024) {
       EXPECT_EQ(rounds[2][i], rounds[1][i]) << "block " << i << " of " << sizes[i] << " bytes";
@@ -403,22 +411,9 @@ TEST(HeapMemory, SmallBlocksAfterLargeOnesReuseTheirMemory) {
   // segment, without faulting memory in again before each.
   std::size_t grown = 0;
   std::thread([&] {
-    std::vector<void*> large(128);
-    for (void*& p : large) {
-      p = strata_malloc(MiB);
-      std::memset(p, 1, MiB);
-    }
-    for (void* p : large) strata_free(p);
-    strata_stats_t before;
-    strata_stats_get(&before);
-    std::vector<void*> small(128 * MiB / 1000);
-    for (void*& p : small) {
-      p = strata_malloc(1000);
-      std::memset(p, 2, 1000);
-    }
-    strata_stats_t after;
-    strata_stats_get(&after);
-    grown = after.committed - before.committed;
+    for (void* p : written_blocks(128, MiB, 1)) strata_free(p);
+    std::vector<void*> small;
+    grown = committed_growth([&] { small = written_blocks(128 * MiB / 1000, 1000, 2); });
     for (void* p : small) strata_free(p);
   }).join();
   EXPECT_LT(grown, 16 * MiB) << "of 128 MiB";
