@@ -179,7 +179,10 @@ class monotonic_arena {
   // Allocate `bytes` aligned to `alignment` (a power of two, else
   // std::invalid_argument); grows by a chunk when full, std::bad_alloc if the
   // upstream cannot give one. Never null; zero bytes gives a distinct block.
-  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
+  // Always inlined, with bump(): in a large caller GCC otherwise left a call
+  // per allocation (1.2 ns against 0.8 inlined, strata-bench frame/frame-arena).
+  [[nodiscard, gnu::always_inline]] void* allocate(std::size_t bytes,
+                                                   std::size_t alignment = default_alignment) {
     if (!is_valid_alignment(alignment)) [[unlikely]]
       detail::throw_bad_alignment(alignment);
     if (void* block = bump(bytes, alignment)) [[likely]]
@@ -190,8 +193,8 @@ class monotonic_arena {
   // Allocate from the current chunk only: null, rather than growth, when full,
   // and null for an alignment that is not a power of two. A null answer leaves
   // the arena as it was (noexcept: the bad alignment cannot throw here).
-  [[nodiscard]] void* try_allocate(std::size_t bytes,
-                                   std::size_t alignment = default_alignment) noexcept {
+  [[nodiscard, gnu::always_inline]] void* try_allocate(
+      std::size_t bytes, std::size_t alignment = default_alignment) noexcept {
     if (!is_valid_alignment(alignment)) [[unlikely]]
       return nullptr;
     return bump(bytes, alignment);
@@ -375,7 +378,7 @@ class monotonic_arena {
   // `alignment` is a power of two. Rounding the cursor up is two steps on the
   // chain from one allocation's cursor to the next; a rounding that wraps past
   // the top of the address space comes out below the cursor and is refused.
-  void* bump(std::size_t bytes, std::size_t alignment) noexcept {
+  [[gnu::always_inline]] void* bump(std::size_t bytes, std::size_t alignment) noexcept {
     bytes += bytes == 0;
     auto cursor = reinterpret_cast<std::uintptr_t>(cursor_);
     auto limit = reinterpret_cast<std::uintptr_t>(limit_);
@@ -406,7 +409,7 @@ class monotonic_arena {
   }
 
   // The tail of every successful allocation: hints for the cache and the tools.
-  void* finish(void* block, [[maybe_unused]] std::size_t bytes) noexcept {
+  [[gnu::always_inline]] void* finish(void* block, [[maybe_unused]] std::size_t bytes) noexcept {
     if constexpr (Config.prefetch) __builtin_prefetch(block, 1, 3);
     annotate_allocated(block, bytes);
     return block;

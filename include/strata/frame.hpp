@@ -75,10 +75,12 @@ struct frame_report {
 
 namespace detail {
 
-// The last frame allocator this thread used, and its state there.
+// The last frame allocator this thread used, its state there, and that state's
+// active arena (one load less on every allocation).
 struct frame_cache_entry {
   std::uint64_t allocator_id = 0;
   void* state = nullptr;
+  void* arena = nullptr;
 };
 // Constant-initialised, so reaching it needs no guard or wrapper call.
 inline constinit thread_local frame_cache_entry last_frame_allocator;
@@ -119,7 +121,10 @@ class frame_allocator {
   void end_frame() {
     thread_state& t = local();
     if constexpr (Config.statistics) publish(t);
-    if (options_.double_buffered) t.active = &t.arenas[t.active == &t.arenas[0]];
+    if (options_.double_buffered) {
+      t.active = &t.arenas[t.active == &t.arenas[0]];
+      detail::last_frame_allocator.arena = t.active;  // local() made this allocator the last
+    }
     t.active->reset();
     ++t.frames;
   }
@@ -128,18 +133,20 @@ class frame_allocator {
 
   // Frame memory, freed at end_frame(); bytes are attributed to `tag` once
   // allocated, so a call that throws counts nothing.
-  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment,
-                               frame_tag tag = untagged) {
-    thread_state& t = local();
+  [[nodiscard, gnu::always_inline]] void* allocate(std::size_t bytes,
+                                                   std::size_t alignment = default_alignment,
+                                                   frame_tag tag = untagged) {
     if constexpr (Config.statistics) check_tag(tag);
-    void* block = t.active->allocate(bytes, alignment);
-    if constexpr (Config.statistics) t.tag_bytes[tag] += bytes;
+    detail::frame_cache_entry& mine = cached();
+    void* block = static_cast<arena_type*>(mine.arena)->allocate(bytes, alignment);
+    if constexpr (Config.statistics)
+      static_cast<thread_state*>(mine.state)->tag_bytes[tag] += bytes;
     return block;
   }
 
   // The calling thread's arena for this frame, for hot loops: no per-call
   // thread lookup, no tag counting. Valid until this thread's end_frame().
-  arena_type& this_thread_arena() { return *local().active; }
+  arena_type& this_thread_arena() { return *static_cast<arena_type*>(cached().arena); }
 
   // A no-op: frame memory goes at the end of the frame.
   void deallocate(void*, std::size_t, std::size_t = default_alignment) noexcept {}
@@ -279,21 +286,27 @@ class frame_allocator {
     std::array<std::uint64_t, max_frame_tags> tag_over_budget{};
   };
 
-  // This thread's state: one compare on the thread-local cache.
-  thread_state& local() {
+  // The thread-local cache, made to hold this allocator's entry: one compare
+  // when it already does.
+  [[gnu::always_inline]] detail::frame_cache_entry& cached() {
     detail::frame_cache_entry& last = detail::last_frame_allocator;
-    if (last.allocator_id == id_) [[likely]]
-      return *static_cast<thread_state*>(last.state);
-    return local_slow();
+    if (last.allocator_id != id_) [[unlikely]]
+      local_slow();
+    return last;
   }
 
-  // Look the state up among this thread's allocators, or make one.
+  // This thread's state.
+  thread_state& local() { return *static_cast<thread_state*>(cached().state); }
+
+  // Look the state up among this thread's allocators, or make one; either way
+  // it becomes the thread's last.
   [[gnu::noinline]] thread_state& local_slow() {
     auto& mine = detail::frame_allocators_of_thread;
     for (const detail::frame_cache_entry& entry : mine) {
       if (entry.allocator_id == id_) {
-        detail::last_frame_allocator = entry;
-        return *static_cast<thread_state*>(entry.state);
+        auto* state = static_cast<thread_state*>(entry.state);
+        detail::last_frame_allocator = {id_, state, state->active};
+        return *state;
       }
     }
     auto state = std::make_unique<thread_state>(*this, options_, upstream_);
@@ -302,7 +315,7 @@ class frame_allocator {
       std::lock_guard guard(lock_);
       states_.push_back(std::move(state));
     }
-    mine.push_back({id_, raw});
+    mine.push_back({id_, raw, raw->active});
     detail::last_frame_allocator = mine.back();
     return *raw;
   }

@@ -51,7 +51,8 @@ class session_heap final : public std::pmr::memory_resource {
   // A block of `bytes` aligned to `alignment`: a bump in the buffer, else a
   // block of the session's heap. Hides memory_resource::allocate, which
   // std::pmr containers reach through do_allocate.
-  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
+  [[nodiscard, gnu::always_inline]] void* allocate(std::size_t bytes,
+                                                   std::size_t alignment = default_alignment) {
     if (!is_valid_alignment(alignment)) [[unlikely]]
       detail::throw_bad_alignment(alignment);
     if (void* block = arena_.try_allocate(bytes, alignment)) [[likely]]

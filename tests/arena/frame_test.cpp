@@ -57,6 +57,34 @@ TEST(Frame, DoubleBufferedDataLivesUntilTheNextFrameEnds) {
   frames.end_frame();
 }
 
+// The thread's cache of its last allocator holds the active arena; taking turns
+// with another allocator must not bring back an arena a flip has retired.
+TEST(Frame, DoubleBufferedAllocatorsTakingTurnsKeepTheirFrames) {
+  strata::frame_allocator<> first(small_frames(true));
+  strata::frame_allocator<> second(small_frames(true));
+  first.begin_frame();
+  auto* kept = static_cast<unsigned char*>(first.allocate(64));
+  std::memset(kept, 0xab, 64);
+  first.end_frame();
+  second.begin_frame();
+  (void)second.allocate(64);
+  second.end_frame();
+  first.begin_frame();
+  std::vector<unsigned char*> frame_two;
+  for (int i = 0; i < 100; ++i) {
+    frame_two.push_back(static_cast<unsigned char*>(first.allocate(64)));
+    ASSERT_NE(frame_two.back(), kept);
+    std::memset(frame_two.back(), 0xcd, 64);
+  }
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(kept[i], 0xab);
+  first.end_frame();
+  first.begin_frame();  // frame two's blocks live on through frame three
+  for (int i = 0; i < 100; ++i) std::memset(first.allocate(64), 0xee, 64);
+  for (unsigned char* block : frame_two)
+    for (int i = 0; i < 64; ++i) ASSERT_EQ(block[i], 0xcd);
+  first.end_frame();
+}
+
 TEST(Frame, ThisThreadArenaIsTheFramesArena) {
   strata::frame_allocator<> frames(small_frames(true));
   frames.begin_frame();
