@@ -71,7 +71,8 @@ constexpr auto registry = std::to_array<scenario>({
      xsigma_four_threads_mixed},
     {"xsigma/mixed-stress", "000", "10,000-operation mixed stress, 64 B-1 MB",
      "10,000 allocations interleaved with frees of random live blocks (p = 0.4), every block "
-     "filled and checked before its free; time, peak live blocks, RSS growth",
+     "filled and checked before its free; time, peak live blocks, RSS growth, minor page "
+     "faults per round",
      xsigma_mixed_stress},
     {"xsigma/large-block-loop", "000", "5-25 MB blocks allocated and freed in a loop",
      "100 blocks (500 with --full) of 5-25 MB (uniform, fixed seed), one at a time: malloc, "

@@ -175,13 +175,18 @@ static bool block_intact(const stress_block& block) {
 
 // 10,000 allocations of 64 B-1 MB interleaved with frees of random live blocks
 // (each step frees with probability 0.4), every block filled and checked before its
-// free; records time, peak live blocks, bytes allocated and the RSS peak.
+// free; records time, peak live blocks, bytes allocated, the RSS peak and each
+// round's page faults: the rounds repeat one sequence, so a heap whose layout
+// converges takes none after the first few, and a fault costs far more than
+// filling the page it brings in.
 void xsigma_mixed_stress(const run_settings& settings, recorder& out) {
   constexpr int allocations = 10'000;
   std::vector<stress_block> live;
   live.reserve(allocations);
   bool intact = true;
+  int round = 0;
   run_rounds(settings, [&](bool measured) {
+    const long long faults_before = minor_page_faults();
     std::mt19937_64 random(2025);
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     const std::size_t rss_before = resident_bytes();
@@ -211,6 +216,7 @@ void xsigma_mixed_stress(const run_settings& settings, recorder& out) {
     }
     while (!live.empty()) release(live.size() - 1);
     const double elapsed = monotonic_ns() - start;
+    record_round_faults(out, ++round, minor_page_faults() - faults_before, measured);
     if (!measured) return;
     out.add("time", "ms", elapsed / 1e6);
     out.add("RSS growth at peak", "MB", static_cast<double>(rss_peak - rss_before) / 1048576.0);
