@@ -90,6 +90,10 @@ struct retained_ring {
   std::size_t bytes = 0;    // slices of the pages held
 };
 
+// Emptied one-block pages a thread keeps as their classes' pages: the lowest
+// ones only (retained.cpp).
+inline constexpr std::size_t kept_single_slots = 2;
+
 // Per-thread state shared by all heaps of the thread.
 struct thread_context {
   heap main_heap;
@@ -103,6 +107,7 @@ struct thread_context {
   std::size_t fresh_bytes[2] = {};  // net fresh memory pages of many blocks [0] and of one [1] took
   bool taking_over[2] = {};         // that kind took the other's memory and takes more before fresh
   retained_ring retained;
+  page* kept_single[kept_single_slots] = {};  // one-block pages some class keeps; may be null
   // Frees into other threads' pages, not posted yet.
   remote_pending_free remote_pending[remote_pending_capacity];
 };

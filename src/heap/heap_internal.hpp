@@ -110,7 +110,11 @@ page* find_page(heap* h, std::size_t cls);
 // ---- retained pages (retained.cpp) ----
 // Keep an emptied page of `ctx` in its queue; false when it is too large to keep.
 bool retain_page(thread_context* ctx, page* pg);
-// A page is serving again or is going away: no longer retained.
+// Whether `pg`, an emptied one-block page, may stay as its class's page: the
+// thread keeps kept_single_slots of them, the lowest (in the oldest segments
+// first), and one it no longer keeps goes back to its segment.
+bool keep_single_page(thread_context* ctx, page* pg);
+// A page is serving again or is going away: no longer retained or kept.
 void retained_forget(thread_context* ctx, page* pg);
 // Forget every retained page (a scan gave the emptied ones back).
 void retained_clear(thread_context* ctx);

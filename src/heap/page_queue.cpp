@@ -157,9 +157,11 @@ void page_emptied(heap* h, page* pg) {
     if (single && keep && (h->single_recurring & single_class_bit(pg->size_class)) == 0) {
       keep = false;
       h->single_released |= single_class_bit(pg->size_class);
-    } else if (single && keep) {
+    } else if (single && keep && keep_single_page(ctx, pg)) {
       ctx->keeps_single_pages = true;
       if (delay > 0 && ctx->next_purge == 0) ctx->next_purge = clock_ms() + delay;
+    } else if (single) {
+      keep = false;
     }
     if (keep && q.first == pg) return;
     if (keep) return page_unfull(h, pg);

@@ -3,6 +3,16 @@
 // retained_limit bytes are kept. Past that the oldest go back to their
 // segments first: a program's earlier phase leaves pages its next phase does
 // not use. The rest go after the purge delay, in collect, or at thread exit.
+//
+// One-block pages are kept apart, one per class as its page, and at most two
+// of them, the lowest: a loop over one or two large sizes stays on its
+// pages, while a program that frees large blocks of many sizes gives the
+// rest back as free slices, so that the next round's pages, claimed lowest
+// first in the oldest segments, land where the last round's did
+// (xsigma/mixed-stress faulted 80 pages a round in again when each of sixteen
+// classes kept a page wherever its last block had been).
+#include <utility>
+
 #include "heap/heap_internal.hpp"
 
 namespace strata::heap {
@@ -58,6 +68,12 @@ void close_gaps(retained_ring& ring) {
   ring.count = kept;
 }
 
+// Where a one-block page lies, the oldest segment's lowest slice first: the
+// order in which such pages are claimed.
+std::pair<std::uint64_t, std::uint32_t> single_page_place(const page* pg) {
+  return {segment_of(pg)->serial, pg->slice_index};
+}
+
 }  // namespace
 
 bool retain_page(thread_context* ctx, page* pg) {
@@ -75,11 +91,41 @@ bool retain_page(thread_context* ctx, page* pg) {
   return true;
 }
 
+bool keep_single_page(thread_context* ctx, page* pg) {
+  for (page* kept : ctx->kept_single)
+    if (kept == pg) return true;
+  page** highest = nullptr;
+  for (page*& kept : ctx->kept_single) {
+    // A page that is no longer its class's page (a refill sent it to the
+    // full list, say) holds its slot no more.
+    if (kept != nullptr &&
+        kept->owner_heap.load(std::memory_order_relaxed)->queues[kept->size_class].first != kept)
+      kept = nullptr;
+    if (kept == nullptr) {
+      kept = pg;
+      return true;
+    }
+    if (highest == nullptr || single_page_place(kept) > single_page_place(*highest))
+      highest = &kept;
+  }
+  // The highest of the kept pages makes room for a lower one if it holds no
+  // block (its slices go back); otherwise this one goes back.
+  page* older = *highest;
+  if (single_page_place(pg) > single_page_place(older) || page_live(older) != 0) return false;
+  *highest = pg;
+  segment* seg = segment_of(older);
+  page_free(older->owner_heap.load(std::memory_order_relaxed), older);
+  thread_release_if_empty(ctx, seg);
+  return true;
+}
+
 void retained_clear(thread_context* ctx) {
   while (ctx->retained.count != 0) pop_oldest(ctx->retained);
 }
 
 void retained_forget(thread_context* ctx, page* pg) {
+  for (page*& kept : ctx->kept_single)
+    if (kept == pg) kept = nullptr;
   // The slot is checked: a page that served again without being forgotten
   // (and perhaps changed thread since) may name a slot that is not its own.
   if (pg->retained_slot == 0) return;

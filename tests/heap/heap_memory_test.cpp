@@ -31,9 +31,12 @@ long minor_faults() {
 
 // The purge delay a test is written for, whatever STRATA_PURGE_DELAY_MS says,
 // for the test's scope: memory back after a delay, not at once nor never.
+// What earlier tests left waiting is purged first, so that no purge of it
+// falls inside a phase whose committed growth the test measures.
 class purge_delay_for_test {
  public:
   explicit purge_delay_for_test(long ms) : saved_(strata_option_get(STRATA_OPTION_PURGE_DELAY_MS)) {
+    strata_collect(1);
     strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, ms);
   }
   ~purge_delay_for_test() { strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, saved_); }
@@ -400,6 +403,51 @@ TEST(HeapMemory, AOneBlockPageGoesBackUnlessItsClassComesBack) {
       EXPECT_EQ(again, first);
       strata_free(again);
     }
+  }).join();
+}
+
+TEST(HeapMemory, AThreadKeepsItsTwoLowestEmptiedOneBlockPages) {
+  if (checked_pages()) GTEST_SKIP() << "checked pages lay blocks out otherwise";
+  purge_delay_for_test delay(60'000);  // no purge midway
+  std::thread([] {
+    auto pages = [] {
+      strata_stats_t stats;
+      strata_stats_get(&stats);
+      return stats.pages;
+    };
+    auto key = [](void* p) {
+      heap::segment* seg = heap::segment_of(p);
+      return std::pair{seg->serial, seg->page_of(p)->slice_index};
+    };
+    const std::uint64_t none = pages();
+    // Five classes that each gave a page back and were asked for again: each
+    // would keep its emptied page. Their blocks, all live at once, then freed.
+    const std::size_t sizes[] = {100000, 200000, 300000, 500000, 700000};
+    for (std::size_t size : sizes) {
+      strata_free(strata_malloc(size));
+      strata_free(strata_malloc(size));
+    }
+    std::map<std::pair<std::uint64_t, std::uint32_t>, std::pair<void*, std::size_t>> by_place;
+    for (std::size_t size : sizes) {
+      void* p = strata_malloc(size);
+      by_place[key(p)] = {p, size};
+    }
+    for (auto& [place, block] : by_place) strata_free(block.first);
+    // Two pages stay, the lowest; the rest went back as free slices.
+    EXPECT_EQ(pages(), none + 2);
+    auto lowest = by_place.begin();
+    auto [first, first_size] = lowest->second;
+    auto [second, second_size] = std::next(lowest)->second;
+    // A loop over those two sizes stays on their pages.
+    for (int i = 0; i < 3; ++i) {
+      void* a = strata_malloc(first_size);
+      EXPECT_EQ(a, first);
+      strata_free(a);
+      void* b = strata_malloc(second_size);
+      EXPECT_EQ(b, second);
+      strata_free(b);
+    }
+    EXPECT_EQ(pages(), none + 2);
   }).join();
 }
 
