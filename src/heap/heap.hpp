@@ -92,7 +92,7 @@ struct retained_ring {
 
 // Emptied one-block pages a thread keeps as their classes' pages: the lowest
 // ones only (retained.cpp).
-inline constexpr std::size_t kept_single_slots = 2;
+inline constexpr std::size_t kept_single_slots = 8;
 
 // Per-thread state shared by all heaps of the thread.
 struct thread_context {

@@ -4,13 +4,14 @@
 // segments first: a program's earlier phase leaves pages its next phase does
 // not use. The rest go after the purge delay, in collect, or at thread exit.
 //
-// One-block pages are kept apart, one per class as its page, and at most two
-// of them, the lowest: a loop over one or two large sizes stays on its
-// pages, while a program that frees large blocks of many sizes gives the
+// One-block pages are kept apart, one per class as its page, and at most
+// eight of them, the lowest: a loop over up to eight large sizes stays on its
+// pages, while a program that frees large blocks of more sizes gives the
 // rest back as free slices, so that the next round's pages, claimed lowest
 // first in the oldest segments, land where the last round's did
 // (xsigma/mixed-stress faulted 80 pages a round in again when each of sixteen
-// classes kept a page wherever its last block had been).
+// classes kept a page wherever its last block had been; with the two lowest
+// kept, a loop over three sizes took a slow path each time).
 #include <utility>
 
 #include "heap/heap_internal.hpp"
