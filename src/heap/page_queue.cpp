@@ -149,7 +149,8 @@ void page_emptied(heap* h, page* pg) {
   // live block empties it on every free), or that would become it. A one-block
   // class keeps one only once it was asked for again after giving a page back
   // (a hash table that grows through the classes leaves none of its old
-  // pages), and only until the next purge unless it takes it back.
+  // pages), only until the next purge unless it takes it back, and only if
+  // the page is among the thread's lowest kept ones (keep_single_page).
   bool in_full = (pg->owner.load(std::memory_order_relaxed) & page_in_full) != 0;
   if (pg->size_class < class_count) {
     page_queue& q = h->queues[pg->size_class];
