@@ -41,14 +41,19 @@ page* pop_oldest(retained_ring& ring) {
 
 // Give the oldest retained page back to its segment, unless malloc took it up
 // again without passing through the refill path (it became a queue's head).
+// Give an emptied page of `ctx` back to its segment, and the segment back if that emptied it.
+void give_back(thread_context* ctx, page* pg) {
+  segment* seg = segment_of(pg);
+  page_free(pg->owner_heap.load(std::memory_order_relaxed), pg);
+  thread_release_if_empty(ctx, seg);
+}
+
 void release_oldest(thread_context* ctx) {
   page* pg = pop_oldest(ctx->retained);
   if (pg == nullptr) return;
   heap* h = pg->owner_heap.load(std::memory_order_relaxed);
   if (page_live(pg) != 0 || h->queues[pg->size_class].first == pg) return;
-  segment* seg = segment_of(pg);
-  page_free(h, pg);
-  thread_release_if_empty(ctx, seg);
+  give_back(ctx, pg);
 }
 
 // Close the gaps that pages taken back left, keeping the order: a page
@@ -114,9 +119,7 @@ bool keep_single_page(thread_context* ctx, page* pg) {
   page* older = *highest;
   if (single_page_place(pg) > single_page_place(older) || page_live(older) != 0) return false;
   *highest = pg;
-  segment* seg = segment_of(older);
-  page_free(older->owner_heap.load(std::memory_order_relaxed), older);
-  thread_release_if_empty(ctx, seg);
+  give_back(ctx, older);
   return true;
 }
 
