@@ -105,10 +105,10 @@ page* page_alloc(heap* h, std::size_t cls) {
   std::size_t count = page_slices(cls);
   bool single = single_block_class(cls);
   bool any_kind = false;  // once the OS refuses a new segment
-  auto claim = [&](bool dirty_only, bool may_grow, bool either_kind) -> page* {
+  auto claim = [&](slice_claim which, bool either_kind) -> page* {
     for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
       if (seg->single_block_pages != single && !either_kind) continue;
-      std::size_t first = segment_claim_slices(seg, count, dirty_only, may_grow);
+      std::size_t first = segment_claim_slices(seg, count, cls, which);
       if (first != 0) return page_init(h, seg, first, count, cls);
     }
     return nullptr;
@@ -146,13 +146,22 @@ page* page_alloc(heap* h, std::size_t cls) {
       net = net > bytes ? net - bytes : 0;
     return pg;
   };
-  auto claim_fresh = [&](bool may_grow) {
-    page* pg = claim(false, may_grow, any_kind);
+  // Memory not yet purged: a page of many blocks first where a page of its
+  // class began before, in whichever of the thread's segments, then any run.
+  // One-block pages go lowest first (see place_run), which lays a repeated
+  // phase out as its first round did.
+  auto claim_dirty = [&](bool either_kind) {
+    page* pg = single ? nullptr : claim(slice_claim::class_place, either_kind);
+    if (pg == nullptr) pg = claim(slice_claim::dirty, either_kind);
+    return pg != nullptr ? note_carved(pg, false) : nullptr;
+  };
+  auto claim_fresh = [&](slice_claim which) {
+    page* pg = claim(which, any_kind);
     return pg != nullptr ? note_carved(pg, true) : nullptr;
   };
   bool released = false;
   for (;;) {
-    if (page* pg = claim(true, false, any_kind)) return note_carved(pg, false);
+    if (page* pg = claim_dirty(any_kind)) return pg;
     if (!released && !single) {
       released = true;
       if (release_empty()) continue;
@@ -168,11 +177,11 @@ page* page_alloc(heap* h, std::size_t cls) {
     if (taking_over || ctx->fresh_bytes[single] >= other_kind_after_bytes) {
       taking_over = true;
       if (take_other_kind()) continue;
-      if (page* pg = claim(true, false, true)) return note_carved(pg, false);
+      if (page* pg = claim_dirty(true)) return pg;
       taking_over = false;
     }
-    if (page* pg = claim_fresh(false)) return pg;  // slices already mapped
-    if (page* pg = claim_fresh(true)) return pg;
+    if (page* pg = claim_fresh(slice_claim::mapped)) return pg;
+    if (page* pg = claim_fresh(slice_claim::growing)) return pg;
     if (thread_acquire_segment(ctx, single) != nullptr) continue;
     if (any_kind) return nullptr;
     any_kind = true;

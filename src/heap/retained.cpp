@@ -39,8 +39,6 @@ page* pop_oldest(retained_ring& ring) {
   return pg;
 }
 
-// Give the oldest retained page back to its segment, unless malloc took it up
-// again without passing through the refill path (it became a queue's head).
 // Give an emptied page of `ctx` back to its segment, and the segment back if that emptied it.
 void give_back(thread_context* ctx, page* pg) {
   segment* seg = segment_of(pg);
@@ -48,6 +46,8 @@ void give_back(thread_context* ctx, page* pg) {
   thread_release_if_empty(ctx, seg);
 }
 
+// Give the oldest retained page back to its segment, unless malloc took it up
+// again without passing through the refill path (it became a queue's head).
 void release_oldest(thread_context* ctx) {
   page* pg = pop_oldest(ctx->retained);
   if (pg == nullptr) return;

@@ -641,36 +641,53 @@ void huge_segment_release(segment* seg) {
 }
 
 namespace {
-// Where a run of `count` slices goes among the slices `avail` marks. Memory
-// not yet purged is claimed best-fit: a one-slice page takes a lone dirty
-// slice first, a longer page the shortest dirty run that holds it, so the run
-// a freed large page leaves stays whole for the next large page instead of
-// being carved by small ones (a phase that frees and reallocates its blocks
-// then reuses its pages rather than faulting fresh ones in). The rest is
-// claimed lowest first, which keeps a segment's mapping short. So is all of a
-// segment of one-block pages: its freed pages are no place for small ones, and
-// claiming dirty runs as fresh ones were claimed lays a repeated phase's
-// blocks out as the first round did.
-std::size_t place_run(const std::uint64_t* avail, std::size_t count, bool dirty_only,
-                      bool single_block_pages) {
-  if (!dirty_only || single_block_pages)
+// Where a run of `count` slices for a page of class `cls` goes among the slices
+// `avail` marks. With slice_claim::class_place, only where a page of the class
+// began before: a phase that frees and reallocates its blocks then finds each
+// page's memory as that class left it, where another class's page would have
+// left the tail of a larger block, or blocks it never handed out, unwritten
+// (xsigma/mixed-stress faulted 67 pages in its second round, 10 with this).
+// Other memory not yet purged is claimed best-fit: a one-slice page takes a
+// lone dirty slice first, a longer page the shortest dirty run that holds it,
+// so the run a freed large page leaves stays whole for the next large page
+// instead of being carved by small ones. The rest is claimed lowest first,
+// which keeps a segment's mapping short. So is all of a segment of one-block
+// pages: its freed pages are no place for small ones, and claiming dirty runs
+// as fresh ones were claimed lays a repeated phase's blocks out as the first
+// round did.
+std::size_t place_run(const segment* seg, const std::uint64_t* avail, std::size_t count,
+                      std::size_t cls, slice_claim which) {
+  if (which == slice_claim::class_place)
+    return slice_bitmap::find_run_at(avail, seg->class_places[cls], slice_count, count);
+  if (which != slice_claim::dirty || seg->single_block_pages)
     return slice_bitmap::find_run(avail, slice_count, header_slices, count);
   if (count > 1) return slice_bitmap::find_shortest_run(avail, slice_count, header_slices, count);
   std::size_t lone = slice_bitmap::find_lone(avail, slice_count, header_slices);
   return lone != slice_count ? lone : slice_bitmap::find_run(avail, slice_count, header_slices, 1);
 }
+
+// The slices [first, first + count) now hold a page: they are no class's place.
+void forget_places(segment* seg, std::size_t first, std::size_t count) {
+  for (std::size_t s = first; s < first + count; ++s) {
+    if (seg->place_class[s] == 0) continue;
+    seg->class_places[seg->place_class[s] - 1][s / 64] &= ~(std::uint64_t{1} << (s % 64));
+    seg->place_class[s] = 0;
+  }
+}
 }  // namespace
 
-std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_only, bool may_grow) {
+std::size_t segment_claim_slices(segment* seg, std::size_t count, std::size_t cls,
+                                 slice_claim which) {
+  bool dirty_only = which == slice_claim::class_place || which == slice_claim::dirty;
   slices_guard guard(seg);
   std::uint64_t avail[bitmap_words];
   for (std::size_t w = 0; w < bitmap_words; ++w)
     avail[w] = seg->free_slices[w] & (dirty_only ? seg->dirty_slices[w] : ~std::uint64_t{0});
   // Slices past the mapping serve once it grows over them; never where it cannot.
   std::size_t mapped = seg->size / slice_size;
-  if (seg->growth_blocked || !may_grow)
+  if (seg->growth_blocked || which != slice_claim::growing)
     slice_bitmap::assign(avail, mapped, slice_count - mapped, false);
-  std::size_t start = place_run(avail, count, dirty_only, seg->single_block_pages);
+  std::size_t start = place_run(seg, avail, count, cls, which);
   if (start == slice_count) return 0;
   // The lowest run reaches past the mapping only when no run fits inside it.
   if (start + count > mapped && !grow_segment(seg, start + count)) return 0;
@@ -678,6 +695,7 @@ std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_onl
   if (fresh != 0) global_stats::commit(fresh * slice_size);
   slice_bitmap::assign(seg->free_slices, start, count, false);
   slice_bitmap::assign(seg->dirty_slices, start, count, false);
+  forget_places(seg, start, count);
   for (std::size_t s = start; s < start + count; ++s)
     seg->slice_head[s] = static_cast<std::uint16_t>(start);
   seg->pages_in_use++;
@@ -689,6 +707,11 @@ void segment_free_slices(segment* seg, std::size_t first, std::size_t count) {
   slices_guard guard(seg);
   slice_bitmap::assign(seg->free_slices, first, count, true);
   slice_bitmap::assign(seg->dirty_slices, first, count, true);
+  std::size_t cls = seg->pages[first].size_class;
+  if (cls < class_count) {  // the page's first slice is its class's place
+    seg->class_places[cls][first / 64] |= std::uint64_t{1} << (first % 64);
+    seg->place_class[first] = static_cast<std::uint8_t>(cls + 1);
+  }
   seg->pages[first].slice_count = 0;
   // A pointer into these slices now leads to the header's descriptor, no page's.
   for (std::size_t s = first; s < first + count; ++s) seg->slice_head[s] = 0;

@@ -49,6 +49,13 @@ struct segment {
   std::uint64_t dirty_slices[bitmap_words];  // 1 = free slice that may still hold memory
   std::uint16_t slice_head[slice_count];     // slice -> first slice of the page it is in
                                              // (in a huge segment every slice maps to page 0)
+  // Where each class's freed pages began, while no page has used the slices
+  // since: a page of many blocks is claimed at such a place first when it
+  // still holds memory, so a repeated phase lays its pages out again where
+  // they were instead of on memory other classes' pages left untouched.
+  std::uint64_t class_places[class_count][bitmap_words];  // per class, 1 = its place
+  std::uint8_t place_class[slice_count];  // 1 + the class whose place the slice is; 0 if none
+  static_assert(class_count < 256, "place_class holds 1 + a class in a byte");
 
   // The page holding address `p` inside this segment. A page's first slice
   // holds its descriptor, found by a shift and a mask alone; only a slice
@@ -135,10 +142,17 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zer
 std::size_t largest_request();
 void huge_segment_release(segment* seg);
 
-// Find and claim `count` free slices (only slices still holding memory when
-// dirty_only; only mapped ones unless `may_grow`); returns the first slice
-// index, or 0 when there is no such run.
-std::size_t segment_claim_slices(segment* seg, std::size_t count, bool dirty_only, bool may_grow);
+// Which free slices segment_claim_slices may take.
+enum class slice_claim {
+  class_place,  // a run still holding memory that starts where a page of the class did
+  dirty,        // a run still holding memory
+  mapped,       // any run inside the segment's mapping
+  growing,      // any run, mapping more of the segment if it must
+};
+// Find and claim `count` free slices for a page of class `cls`, as `which`
+// allows; returns the first slice index, or 0 when there is no such run.
+std::size_t segment_claim_slices(segment* seg, std::size_t count, std::size_t cls,
+                                 slice_claim which);
 // Return the slices of `pg` to the segment's free set.
 void segment_free_slices(segment* seg, std::size_t first, std::size_t count);
 // Purge the free dirty slices of a segment now. While the segment has live

@@ -65,6 +65,21 @@ inline std::size_t find_run(const std::uint64_t* map, std::size_t bits, std::siz
   return bits;
 }
 
+// First bit set in `starts` that begins a run of `count` set bits in `map`
+// lying below `bits`; `bits` when there is none.
+inline std::size_t find_run_at(const std::uint64_t* map, const std::uint64_t* starts,
+                               std::size_t bits, std::size_t count) {
+  for (std::size_t w = 0; w * 64 < bits; ++w) {
+    for (std::uint64_t candidates = map[w] & starts[w]; candidates != 0;
+         candidates &= candidates - 1) {
+      std::size_t start = w * 64 + static_cast<std::size_t>(std::countr_zero(candidates));
+      if (start + count <= bits && next(map, start + count, start, false) == start + count)
+        return start;
+    }
+  }
+  return bits;
+}
+
 // First set bit at or after `from` whose neighbours are both clear, a run of
 // exactly one; `bits` (a multiple of 64) when there is none.
 inline std::size_t find_lone(const std::uint64_t* map, std::size_t bits, std::size_t from) {

@@ -408,6 +408,37 @@ TEST(HeapMemory, AOneBlockPageGoesBackUnlessItsClassComesBack) {
   }).join();
 }
 
+TEST(HeapMemory, APageGivenBackIsClaimedAgainWhereItsClassLay) {
+  if (checked_pages()) GTEST_SKIP() << "checked pages lay blocks out otherwise";
+  purge_delay_for_test delay(60'000);  // the freed slices keep their memory
+  std::thread([] {
+    // A page of 8 blocks for each of three classes, written, freed and given
+    // back as free slices, side by side. Asked for again in the other order,
+    // each class finds its page where it was, not the best-fitting run.
+    void* anchor = strata_malloc(100);  // the segment never empties
+    const std::size_t sizes[] = {20000, 40000, 60000};
+    std::set<void*> first[3];
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 8; ++j) {
+        void* p = strata_malloc(sizes[i]);
+        std::memset(p, i, sizes[i]);
+        first[i].insert(p);
+      }
+    }
+    for (auto& blocks : first)
+      for (void* p : blocks) strata_free(p);
+    strata_collect(0);  // the emptied pages go back; their memory stays
+    std::set<void*> again[3];
+    for (int i = 2; i >= 0; --i) {
+      for (int j = 0; j < 8; ++j) again[i].insert(strata_malloc(sizes[i]));
+      EXPECT_EQ(again[i], first[i]) << sizes[i];
+    }
+    for (auto& blocks : again)
+      for (void* p : blocks) strata_free(p);
+    strata_free(anchor);
+  }).join();
+}
+
 TEST(HeapMemory, AThreadKeepsOnlyItsLowestEmptiedOneBlockPages) {
   if (checked_pages()) GTEST_SKIP() << "checked pages lay blocks out otherwise";
   purge_delay_for_test delay(60'000);  // no purge midway

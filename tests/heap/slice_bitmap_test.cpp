@@ -58,6 +58,17 @@ std::size_t model_find_shortest_run(const bitmap& map, std::size_t from, std::si
   return best;
 }
 
+// The first bit set in `starts` where a run of `count` set bits of `map` begins.
+std::size_t model_find_run_at(const bitmap& map, const bitmap& starts, std::size_t count) {
+  for (std::size_t i = 0; i + count <= bits; ++i) {
+    if (!model_test(starts, i)) continue;
+    std::size_t end = i;
+    while (end < i + count && model_test(map, end)) ++end;
+    if (end == i + count) return i;
+  }
+  return bits;
+}
+
 // Maps of long runs and short gaps, as segments have, and of dense noise.
 bitmap random_map(std::mt19937_64& random) {
   bitmap map{};
@@ -86,6 +97,22 @@ TEST(SliceBitmap, RunSearchesMatchTheBitByBitSearches) {
         << "round " << round;
     ASSERT_EQ(slice_bitmap::find_shortest_run(map.data(), bits, from, count),
               model_find_shortest_run(map, from, count))
+        << "round " << round;
+  }
+}
+
+TEST(SliceBitmap, RunsAtGivenStartsMatchTheBitByBitSearch) {
+  std::mt19937_64 random(7);
+  for (int round = 0; round < 4000; ++round) {
+    bitmap map = random_map(random);
+    bitmap starts{};
+    for (int n = static_cast<int>(random() % 12); n > 0; --n) {
+      std::size_t i = random() % bits;
+      starts[i / 64] |= std::uint64_t{1} << (i % 64);
+    }
+    std::size_t count = 1 + random() % 40;
+    ASSERT_EQ(slice_bitmap::find_run_at(map.data(), starts.data(), bits, count),
+              model_find_run_at(map, starts, count))
         << "round " << round;
   }
 }
