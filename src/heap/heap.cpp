@@ -37,6 +37,8 @@ constexpr std::size_t page_slices(std::size_t cls) {
 static_assert(page_slices(size_class_of(4097)) == 1 && page_slices(size_class_of(8192)) == 1);
 static_assert(page_slices(size_class_of(8193)) == 2 && page_slices(size_class_of(16384)) == 2);
 static_assert(page_slices(size_class_of(65536)) == 8 && page_slices(size_class_of(65537)) == 2);
+// A list page is one slice: free finds its descriptor without a lookup (heap_free).
+static_assert(page_slices(size_class_of(list_max_request)) == 1);
 
 // Carve the next few blocks of the page onto its (empty) free list.
 void page_extend(page* pg) {

@@ -234,9 +234,11 @@ inline void* heap_malloc_aligned_fast(heap* h, std::size_t size, std::size_t ali
 inline void heap_free(void* p) noexcept {
   segment* seg = segment_of(p);
   if (STRATA_UNLIKELY(!segment_map::contains(seg))) return free_foreign(p);
-  page* pg = seg->page_of(p);
   // The owner word less this thread's id leaves the flags: none for a list page
   // of this thread, page_is_map for a map page; anything else takes the slow path.
+  // A list page is one slice, so its descriptor is the slice's; only other pages
+  // need the slice's page looked up.
+  page* pg = seg->slice_descriptor(p);
   std::uintptr_t flags = pg->owner.load(std::memory_order_relaxed) ^ os::thread_id();
   if (STRATA_LIKELY(flags == 0)) {
     auto* b = static_cast<block*>(p);
@@ -256,6 +258,10 @@ inline void heap_free(void* p) noexcept {
     if (STRATA_UNLIKELY(page_free_is_event(pg, static_cast<std::uint32_t>(counts))))
       page_emptied_by_owner(pg);
     return;
+  }
+  if (pg->slice_count == 0) {
+    pg = seg->page_at_slice_head(pg);
+    flags = pg->owner.load(std::memory_order_relaxed) ^ os::thread_id();
   }
   if (STRATA_LIKELY(flags == page_is_map)) {
     std::uint64_t bit = map_block_bit(pg, p);

@@ -61,13 +61,19 @@ struct segment {
   // holds its descriptor, found by a shift and a mask alone; only a slice
   // inside a larger page (slice_count 0 there) costs a load of slice_head.
   // Keeping the common case free of that load shortens free's path to the page.
-  page* page_of(const void* p) {
+  page* page_of(const void* p) { return page_at_slice_head(slice_descriptor(p)); }
+  // The descriptor of the slice holding `p`: its page's only when the slice is
+  // the page's first. Any other slice's has owner 0 (a page's is cleared when
+  // it goes), so a descriptor with an owner is the page's.
+  page* slice_descriptor(const void* p) {
     // slice index * sizeof(page), as one shift and one mask
     std::size_t offset = (reinterpret_cast<std::uintptr_t>(p) >> (slice_shift - descriptor_shift)) &
                          ((slice_count - 1) << descriptor_shift);
-    auto* pg = reinterpret_cast<page*>(reinterpret_cast<std::uint8_t*>(pages) + offset);
-    if (__builtin_expect(pg->slice_count == 0, 0))
-      pg = &pages[slice_head[offset >> descriptor_shift]];
+    return reinterpret_cast<page*>(reinterpret_cast<std::uint8_t*>(pages) + offset);
+  }
+  // The page whose slice has descriptor `pg` (see slice_descriptor).
+  page* page_at_slice_head(page* pg) {
+    if (__builtin_expect(pg->slice_count == 0, 0)) pg = &pages[slice_head[pg - pages]];
     return pg;
   }
   std::uint8_t* slice_start(std::size_t slice) {

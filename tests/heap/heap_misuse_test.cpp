@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -172,6 +175,36 @@ TEST_F(HeapMisuse, PointerIntoASliceWhosePageWasFreed) {
         strata_free(at(p, 64 << 10));
       },
       "strata: heap corruption");
+}
+
+// free() trusts a slice's descriptor that names this thread as the owner of
+// the slice's page: a descriptor of any slice but a live page's first must name
+// none, even where a page that has gone or a slice now inside a longer page had one.
+TEST(HeapDescriptors, OnlyALivePagesFirstSliceHasAnOwner) {
+  std::thread([] {
+    std::vector<void*> blocks;
+    for (int round = 0; round < 3; ++round) {
+      for (std::size_t size = 16; size < (1 << 20); size = size * 5 / 4 + 16)
+        for (int i = 0; i < 8; ++i) blocks.push_back(strata_malloc(size));
+      // Free two in three, then let the emptied pages go: their slices serve
+      // the next round's pages, longer and shorter ones.
+      for (std::size_t i = 0; i < blocks.size(); ++i)
+        if (i % 3 != 0) strata_free(std::exchange(blocks[i], nullptr));
+      strata_collect(0);
+    }
+    std::set<strata::heap::segment*> segments;
+    for (void* p : blocks)
+      if (p != nullptr) segments.insert(strata::heap::segment_of(p));
+    for (strata::heap::segment* seg : segments) {
+      if (seg->huge) continue;
+      for (std::size_t slice = 0; slice < strata::heap::slice_count; ++slice) {
+        const strata::heap::page& d = seg->pages[slice];
+        bool page_head = d.slice_count != 0 && d.slice_index == slice;
+        if (!page_head) EXPECT_EQ(d.owner.load(), 0u) << "slice " << slice;
+      }
+    }
+    for (void* p : blocks) strata_free(p);
+  }).join();
 }
 
 TEST_F(HeapMisuse, MediumDoubleFreeWhileTheHotSlotIsEmpty) {
