@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <string>
 #include <set>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
