@@ -57,6 +57,12 @@ void page_extend(page* pg) {
   page_capacity_grow(pg, n);
 }
 
+// A page's block size and the inverse that finds a block's index by a multiply.
+void page_set_block_size(page* pg, std::size_t size) {
+  pg->block_size = size;
+  pg->block_inverse = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + size - 1) / size);
+}
+
 // Set up a page descriptor for `cls` over slices [first, first + count).
 page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std::size_t cls) {
   page* pg = &seg->pages[first];
@@ -65,7 +71,7 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
   pg->size_class = static_cast<std::uint32_t>(cls);
   // A one-block page's block reaches to the page's end: malloc_usable_size
   // says so, and realloc grows into it without a move.
-  pg->block_size = single_block_class(cls) ? count * slice_size : class_block_size(cls);
+  page_set_block_size(pg, single_block_class(cls) ? count * slice_size : class_block_size(cls));
   pg->thread_free.store(0, std::memory_order_relaxed);
   pg->owner_heap.store(h, std::memory_order_relaxed);
   pg->area = seg->slice_start(first);
@@ -74,8 +80,6 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
   pg->used_at_fold = 0;
   pg->retained_slot = 0;
   pg->reserved = static_cast<std::uint32_t>(count * slice_size / pg->block_size);
-  pg->block_inverse =
-      static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + pg->block_size - 1) / pg->block_size);
   pg->free_map = 0;
   if (page_has_map(pg)) {  // every block free at once: nothing is written into them
     pg->free_map = (std::uint64_t{1} << pg->reserved) - 1;
@@ -389,12 +393,52 @@ void* huge_move(void* p, std::size_t size) noexcept {
   return pg->area;
 }
 
+namespace {
+// Grow the block of `pg`, a one-block page of this thread, to `size` bytes
+// (above what it holds, at most the largest class) by adding the free slices
+// right after it: the page takes the class of its new length. A vector or
+// string that a program grows by realloc then stays where it is, where a move
+// at each step left a hole the next, larger step could not use (a Python
+// list of 200,000 items took fresh memory at nearly every step).
+bool grow_one_block_page(segment* seg, page* pg, std::size_t size) {
+  std::size_t old_cls = pg->size_class;
+  std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
+  if (size > medium_max || old_cls >= class_count || !single_block_class(old_cls) ||
+      (word & ~page_flag_mask) != os::thread_id() || (word & page_is_checked) != 0 ||
+      thread_free_blocks(pg->thread_free.load(std::memory_order_relaxed)) != nullptr)
+    return false;
+  std::size_t cls = size_class_of(size);
+  std::size_t count = page_slices(cls);
+  if (!segment_extend_page(seg, pg, count - pg->slice_count)) return false;
+  heap* h = pg->owner_heap.load(std::memory_order_relaxed);
+  // No longer a page of its old class: one it kept or allocated from goes to
+  // the full list, as a one-block page holding its block does.
+  if ((word & page_in_full) == 0) {
+    retained_forget(h->context, pg);
+    page_to_full(h, pg);  // (nobody else freed into it: checked above)
+    if (h->current[old_cls] == pg) heap_set_current(h, old_cls);
+  }
+  // Counted as a free of the old class and a malloc of the new one.
+  page_fold_stats(h, pg);
+  h->counters.frees[old_cls].add(1);
+  h->counters.mallocs[cls].add(1);
+  pg->size_class = static_cast<std::uint32_t>(cls);
+  pg->slice_count = static_cast<std::uint32_t>(count);
+  page_set_block_size(pg, count * slice_size);
+  return true;
+}
+}  // namespace
+
 bool expand_in_place(void* p, std::size_t size) noexcept {
   segment* seg = segment_map::lookup(p);
   if (seg == nullptr || size > largest_request()) return false;
   std::size_t usable = usable_size(p);
   if (size <= usable) return true;
-  if (!seg->huge || secure_mode()) return false;  // secure mode: a guard page ends the mapping
+  if (!seg->huge) {
+    page* pg = seg->page_of(p);
+    return p == pg->area && grow_one_block_page(seg, pg, size);
+  }
+  if (secure_mode()) return false;  // a guard page ends the mapping
   // A huge block grows when the address space after its segment is free.
   page* pg = &seg->pages[0];
   std::size_t os_page = os::page_size();

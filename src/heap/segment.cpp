@@ -674,6 +674,21 @@ void forget_places(segment* seg, std::size_t first, std::size_t count) {
     seg->place_class[s] = 0;
   }
 }
+
+// Take the free slices [start, start + count) for the page whose first slice
+// is `head`, mapping more of the segment if they reach past its mapping;
+// false when it cannot. Called with the slices guard held.
+bool take_slices(segment* seg, std::size_t start, std::size_t count, std::size_t head) {
+  if (start + count > seg->size / slice_size && !grow_segment(seg, start + count)) return false;
+  std::size_t fresh = count - slice_bitmap::count(seg->dirty_slices, start, count);
+  if (fresh != 0) global_stats::commit(fresh * slice_size);
+  slice_bitmap::assign(seg->free_slices, start, count, false);
+  slice_bitmap::assign(seg->dirty_slices, start, count, false);
+  forget_places(seg, start, count);
+  for (std::size_t s = start; s < start + count; ++s)
+    seg->slice_head[s] = static_cast<std::uint16_t>(head);
+  return true;
+}
 }  // namespace
 
 std::size_t segment_claim_slices(segment* seg, std::size_t count, std::size_t cls,
@@ -688,19 +703,20 @@ std::size_t segment_claim_slices(segment* seg, std::size_t count, std::size_t cl
   if (seg->growth_blocked || which != slice_claim::growing)
     slice_bitmap::assign(avail, mapped, slice_count - mapped, false);
   std::size_t start = place_run(seg, avail, count, cls, which);
-  if (start == slice_count) return 0;
   // The lowest run reaches past the mapping only when no run fits inside it.
-  if (start + count > mapped && !grow_segment(seg, start + count)) return 0;
-  std::size_t fresh = dirty_only ? 0 : count - slice_bitmap::count(seg->dirty_slices, start, count);
-  if (fresh != 0) global_stats::commit(fresh * slice_size);
-  slice_bitmap::assign(seg->free_slices, start, count, false);
-  slice_bitmap::assign(seg->dirty_slices, start, count, false);
-  forget_places(seg, start, count);
-  for (std::size_t s = start; s < start + count; ++s)
-    seg->slice_head[s] = static_cast<std::uint16_t>(start);
+  if (start == slice_count || !take_slices(seg, start, count, start)) return 0;
   seg->pages_in_use++;
   global_stats::pages.fetch_add(1, std::memory_order_relaxed);
   return start;
+}
+
+bool segment_extend_page(segment* seg, page* pg, std::size_t count) {
+  slices_guard guard(seg);
+  std::size_t start = pg->slice_index + pg->slice_count;
+  if (start + count > slice_count || slice_bitmap::count(seg->free_slices, start, count) != count)
+    return false;
+  if (start + count > seg->size / slice_size && seg->growth_blocked) return false;
+  return take_slices(seg, start, count, pg->slice_index);
 }
 
 void segment_free_slices(segment* seg, std::size_t first, std::size_t count) {

@@ -159,6 +159,9 @@ enum class slice_claim {
 // allows; returns the first slice index, or 0 when there is no such run.
 std::size_t segment_claim_slices(segment* seg, std::size_t count, std::size_t cls,
                                  slice_claim which);
+// Add the `count` slices right after page `pg` to it (the caller sets its new
+// length); false unless they are all free and the segment can map them.
+bool segment_extend_page(segment* seg, page* pg, std::size_t count);
 // Return the slices of `pg` to the segment's free set.
 void segment_free_slices(segment* seg, std::size_t first, std::size_t count);
 // Purge the free dirty slices of a segment now. While the segment has live

@@ -486,6 +486,87 @@ TEST(HeapMemory, AThreadKeepsOnlyItsLowestEmptiedOneBlockPages) {
   }).join();
 }
 
+// Whether the slices a one-block page holding `p` needs to hold `size` bytes
+// lie free right after it, inside the segment's mapping (the address space
+// past it may be taken), so that a realloc can grow the block in place.
+bool room_after(void* p, std::size_t size) {
+  heap::segment* seg = heap::segment_of(p);
+  heap::page* pg = seg->page_of(p);
+  std::size_t block = heap::class_block_size(heap::size_class_of(size));
+  std::size_t end = pg->slice_index + (block + heap::slice_size - 1) / heap::slice_size;
+  if (end * heap::slice_size > heap::segment_mapped_bytes(seg)) return false;
+  for (std::size_t s = pg->slice_index + pg->slice_count; s < end; ++s)
+    if (((seg->free_slices[s / 64] >> (s % 64)) & 1) == 0) return false;
+  return true;
+}
+
+TEST(HeapMemory, ReallocGrowsALargeBlockIntoTheFreeSlicesAfterIt) {
+  if (checked_pages()) GTEST_SKIP() << "checked pages lay blocks out otherwise";
+  std::thread([] {
+    // A buffer grown by an eighth at each step, as Python grows a list, from
+    // 100 KB to the largest class: wherever the slices after it are free it
+    // stays where it is, and its contents survive every step.
+    std::size_t size = 100000;
+    auto* p = static_cast<unsigned char*>(strata_malloc(size));
+    std::memset(p, 1, size);
+    int in_place = 0;
+    for (std::size_t next = size + size / 8; next <= heap::medium_max; next += next / 8) {
+      bool room = room_after(p, next);
+      auto* q = static_cast<unsigned char*>(strata_realloc(p, next));
+      ASSERT_NE(q, nullptr);
+      EXPECT_EQ(q[0], 1);
+      EXPECT_EQ(q[size - 1], 1) << "contents lost growing to " << next;
+      if (room) {
+        EXPECT_EQ(q, p) << "moved though the slices after it were free, growing to " << next;
+        EXPECT_GE(strata_usable_size(q), next);
+      }
+      in_place += q == p;
+      std::memset(q + size, 1, next - size);
+      p = q;
+      size = next;
+    }
+    EXPECT_GT(in_place, 0);
+    strata_free(p);
+  }).join();
+}
+
+TEST(HeapMemory, ABlockGrownOutOfAKeptPageLeavesItsClass) {
+  if (checked_pages()) GTEST_SKIP() << "checked pages lay blocks out otherwise";
+  std::thread([] {
+    auto live = [](std::size_t size) {
+      strata_stats_t stats;
+      strata_stats_get(&stats);
+      std::size_t cls = heap::size_class_of(size);
+      return stats.class_mallocs[cls] - stats.class_frees[cls];
+    };
+    // A class asked for again keeps its emptied page; its block, taken from
+    // that page, grows in place into a larger class.
+    strata_free(strata_malloc(100000));
+    void* kept = strata_malloc(100000);
+    strata_free(kept);
+    auto* p = static_cast<char*>(strata_malloc(100000));
+    ASSERT_EQ(p, kept);
+    std::uint64_t small_live = live(100000), large_live = live(300000);
+    std::memset(p, 5, 100000);
+    bool room = room_after(p, 300000);
+    auto* q = static_cast<char*>(strata_realloc(p, 300000));
+    if (!room) GTEST_SKIP() << "the slices after the kept page are taken here";
+    ASSERT_EQ(q, p);
+    // Counted as a block of the larger class now, no longer of the smaller one,
+    // whose next block comes from elsewhere.
+    EXPECT_EQ(live(100000), small_live - 1);
+    EXPECT_EQ(live(300000), large_live + 1);
+    auto* other = static_cast<char*>(strata_malloc(100000));
+    EXPECT_TRUE(other + 100000 <= q || other >= q + 300000) << "overlaps the grown block";
+    std::memset(other, 6, 100000);
+    EXPECT_EQ(q[99999], 5);
+    strata_free(other);
+    strata_free(q);
+    EXPECT_EQ(live(100000), small_live - 1);
+    EXPECT_EQ(live(300000), large_live);
+  }).join();
+}
+
 TEST(HeapMemory, SmallBlocksAfterLargeOnesReuseTheirMemory) {
   purge_delay_for_test delay(10000);
   // 128 MiB of 1 MiB blocks freed, then 128 MiB of 1,000-byte blocks: pages

@@ -200,7 +200,9 @@ TEST(HeapDescriptors, OnlyALivePagesFirstSliceHasAnOwner) {
       for (std::size_t slice = 0; slice < strata::heap::slice_count; ++slice) {
         const strata::heap::page& d = seg->pages[slice];
         bool page_head = d.slice_count != 0 && d.slice_index == slice;
-        if (!page_head) EXPECT_EQ(d.owner.load(), 0u) << "slice " << slice;
+        if (!page_head) {
+          EXPECT_EQ(d.owner.load(), 0u) << "slice " << slice;
+        }
       }
     }
     for (void* p : blocks) strata_free(p);
