@@ -57,9 +57,30 @@ void* zeroed(heap* h, std::size_t count, std::size_t size) {
 // 8 MiB) would otherwise hold every step resident until the purge delay passes.
 constexpr std::size_t realloc_purge_min = std::size_t{256} << 10;
 
+// Resize `p`, a live block of list page `pg` of this thread: kept when the
+// new size still fits and uses at least half of it, else moved.
+void* move_list_block(heap* h, page* pg, void* p, std::size_t size) {
+  std::size_t usable = pg->block_size;
+  if (size <= usable && size >= usable / 2) return p;
+  void* q = heap_malloc(h, size);
+  if (q == nullptr) return nullptr;
+  std::memcpy(q, p, size < usable ? size : usable);
+  heap_free(p);
+  return q;
+}
+
 // Resize `p` within heap `h`: in place when the block allows, else move.
 void* resize(heap* h, void* p, std::size_t size) {
   if (p == nullptr) return heap_malloc(h, size);
+  // The usual case, a block of one of this thread's list pages (Python resizes
+  // its strings and lists so): checked as free checks it, with one lookup.
+  segment* seg = segment_of(p);
+  if (STRATA_LIKELY(segment_map::contains(seg))) {
+    page* pg = seg->slice_descriptor(p);
+    if ((pg->owner.load(std::memory_order_relaxed) ^ strata::os::thread_id()) == 0 &&
+        list_block_start(pg, p) && static_cast<block*>(p)->free_tag != free_tag_of(pg))
+      return move_list_block(h, pg, p, size);
+  }
   // Resizing a freed or interior pointer is misuse, caught as free would.
   block* start = check_live_block(p);
   if (start == nullptr) {
