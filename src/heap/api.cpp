@@ -73,9 +73,10 @@ void* move_list_block(heap* h, page* pg, void* p, std::size_t size) {
 void* resize(heap* h, void* p, std::size_t size) {
   if (p == nullptr) return heap_malloc(h, size);
   // The usual case, a block of one of this thread's list pages (Python resizes
-  // its strings and lists so): checked as free checks it, with one lookup.
+  // its strings and lists so): checked as free checks it, with one lookup. (A
+  // size past the classes takes the full path, which names realloc if refused.)
   segment* seg = segment_of(p);
-  if (STRATA_LIKELY(segment_map::contains(seg))) {
+  if (STRATA_LIKELY(segment_map::contains(seg) && size <= medium_max)) {
     page* pg = seg->slice_descriptor(p);
     if ((pg->owner.load(std::memory_order_relaxed) ^ strata::os::thread_id()) == 0 &&
         list_block_start(pg, p) && static_cast<block*>(p)->free_tag != free_tag_of(pg))
