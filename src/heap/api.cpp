@@ -57,15 +57,17 @@ void* zeroed(heap* h, std::size_t count, std::size_t size) {
 // 8 MiB) would otherwise hold every step resident until the purge delay passes.
 constexpr std::size_t realloc_purge_min = std::size_t{256} << 10;
 
-// Resize `p`, a live block of list page `pg` of this thread: kept when the
-// new size still fits and uses at least half of it, else moved.
-void* move_list_block(heap* h, page* pg, void* p, std::size_t size) {
-  std::size_t usable = pg->block_size;
-  if (size <= usable && size >= usable / 2) return p;
+// Whether a block of `usable` bytes resized to `size` stays where it is: the
+// new size fits and fills at least half of it.
+bool stays_in_place(std::size_t size, std::size_t usable) {
+  return size <= usable && size >= usable / 2;
+}
+
+// A new block of `size` bytes from `h` holding what fits of `p`'s `usable`
+// bytes; null when none can be had. The caller frees `p`.
+void* copy_to_new_block(heap* h, void* p, std::size_t size, std::size_t usable) {
   void* q = heap_malloc(h, size);
-  if (q == nullptr) return nullptr;
-  std::memcpy(q, p, size < usable ? size : usable);
-  heap_free(p);
+  if (q != nullptr) std::memcpy(q, p, size < usable ? size : usable);
   return q;
 }
 
@@ -79,8 +81,12 @@ void* resize(heap* h, void* p, std::size_t size) {
   if (STRATA_LIKELY(segment_map::contains(seg) && size <= medium_max)) {
     page* pg = seg->slice_descriptor(p);
     if ((pg->owner.load(std::memory_order_relaxed) ^ strata::os::thread_id()) == 0 &&
-        list_block_start(pg, p) && static_cast<block*>(p)->free_tag != free_tag_of(pg))
-      return move_list_block(h, pg, p, size);
+        list_block_start(pg, p) && static_cast<block*>(p)->free_tag != free_tag_of(pg)) {
+      if (stays_in_place(size, pg->block_size)) return p;
+      void* q = copy_to_new_block(h, p, size, pg->block_size);
+      if (q != nullptr) heap_free(p);
+      return q;
+    }
   }
   // Resizing a freed or interior pointer is misuse, caught as free would.
   block* start = check_live_block(p);
@@ -94,14 +100,13 @@ void* resize(heap* h, void* p, std::size_t size) {
   // Shrinking to at least half keeps the block; growing tries in place first.
   // Debug mode always moves, so the canary follows the new size.
   bool in_place = !debug_mode();
-  if (in_place && size <= usable && size >= usable / 2) return p;
+  if (in_place && stays_in_place(size, usable)) return p;
   if (in_place && size > usable && expand_in_place(p, size)) return p;
   if (in_place && size > medium_max) {
     if (void* q = huge_move(p, size)) return q;
   }
-  void* q = heap_malloc(h, size);
+  void* q = copy_to_new_block(h, p, size, usable);
   if (q == nullptr) return nullptr;
-  std::memcpy(q, p, size < usable ? size : usable);
   if (in_place && usable >= realloc_purge_min) {  // debug mode checks the block's tail at free
     auto offset = static_cast<std::size_t>(static_cast<std::uint8_t*>(p) -
                                            reinterpret_cast<std::uint8_t*>(start));

@@ -679,7 +679,9 @@ void forget_places(segment* seg, std::size_t first, std::size_t count) {
 // is `head`, mapping more of the segment if they reach past its mapping;
 // false when it cannot. Called with the slices guard held.
 bool take_slices(segment* seg, std::size_t start, std::size_t count, std::size_t head) {
-  if (start + count > seg->size / slice_size && !grow_segment(seg, start + count)) return false;
+  if (start + count > seg->size / slice_size &&
+      (seg->growth_blocked || !grow_segment(seg, start + count)))
+    return false;
   std::size_t fresh = count - slice_bitmap::count(seg->dirty_slices, start, count);
   if (fresh != 0) global_stats::commit(fresh * slice_size);
   slice_bitmap::assign(seg->free_slices, start, count, false);
@@ -715,7 +717,6 @@ bool segment_extend_page(segment* seg, page* pg, std::size_t count) {
   std::size_t start = pg->slice_index + pg->slice_count;
   if (start + count > slice_count || slice_bitmap::count(seg->free_slices, start, count) != count)
     return false;
-  if (start + count > seg->size / slice_size && seg->growth_blocked) return false;
   return take_slices(seg, start, count, pg->slice_index);
 }
 
