@@ -15,7 +15,8 @@
  * Failures. The C entry points never throw: strata_gpu_malloc returns NULL and
  * the others -1 (strata_gpu_snapshot_json 0), with errno set (ENOMEM: out of
  * memory; ENODEV: no such device or no GPU at all; EINVAL: a bad argument or
- * a bad STRATA_GPU_ALLOC_CONF; EIO: any other CUDA failure) and a message for
+ * a bad STRATA_GPU_ALLOC_CONF; EPERM: a call CUDA forbids while a stream is
+ * capturing; EIO: any other CUDA failure) and a message for
  * strata_gpu_last_error(). strata_gpu_torch_malloc throws the allocator's
  * exception instead (a std::exception whose what() says why), because PyTorch
  * uses the pointer its allocator returns without checking it and calls it
@@ -54,6 +55,32 @@ STRATA_GPU_EXPORT void strata_gpu_free(void* ptr, size_t size, int device,
 /* `ptr` is also used by work on `stream`: once freed, it waits for the work
  * queued there before any reuse. 0, or -1 with errno. */
 STRATA_GPU_EXPORT int strata_gpu_record_stream(void* ptr, int device, strata_gpu_stream stream);
+
+/* `stream` is about to be destroyed (call it before cudaStreamDestroy): blocks
+ * cached with it wait for an event recorded on it now, so a new stream that
+ * CUDA hands the same handle never counts as the same stream. 0, or -1 with errno. */
+STRATA_GPU_EXPORT int strata_gpu_stream_destroyed(int device, strata_gpu_stream stream);
+
+/* CUDA graph capture (PyTorch's graph pools). A pool is named by two numbers,
+ * as PyTorch's MempoolId_t. Between begin and end, an allocation on a stream
+ * for which filter(context, stream) returns non-zero comes from the private
+ * pool `pool`: its memory is set aside at begin (before the capture starts;
+ * STRATA_GPU_ALLOC_CONF's graph_pool_reserve_mb says how much at least), so
+ * nothing during the capture calls cudaMalloc or queries an event. A capture
+ * that needs more than was set aside fails with ENOMEM and says so. The pool
+ * keeps its memory for the graph's replays until strata_gpu_release_pool,
+ * which waits for the device and hands the memory back to the cache. Each
+ * returns 0, or -1 with errno. */
+typedef struct strata_gpu_pool_id {
+  uint64_t first;
+  uint64_t second;
+} strata_gpu_pool_id;
+typedef int (*strata_gpu_stream_filter)(void* context, strata_gpu_stream stream);
+STRATA_GPU_EXPORT int strata_gpu_begin_allocate_to_pool(int device, strata_gpu_pool_id pool,
+                                                        strata_gpu_stream_filter filter,
+                                                        void* context);
+STRATA_GPU_EXPORT int strata_gpu_end_allocate_to_pool(int device, strata_gpu_pool_id pool);
+STRATA_GPU_EXPORT int strata_gpu_release_pool(int device, strata_gpu_pool_id pool);
 
 /* Give the device's fully free cached segments back to CUDA. 0, or -1 with errno. */
 STRATA_GPU_EXPORT int strata_gpu_empty_cache(int device);
