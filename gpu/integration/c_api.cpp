@@ -3,7 +3,6 @@
 // failures become errno and a message here, so none crosses a C caller.
 #include <strata/gpu/integration.h>
 
-#include "current_device.hpp"
 #include "device_allocators.hpp"
 
 #include <strata/gpu/caching/snapshot.hpp>
@@ -15,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -39,6 +39,9 @@ int errno_for(errc code) noexcept {
       return EINVAL;
     case errc::no_device:
       return ENODEV;
+    case errc::capture:
+      return EPERM;
+    case errc::not_ready:
     case errc::backend:
       break;
   }
@@ -81,8 +84,37 @@ void fail_with_current_exception() noexcept {
 // The allocation both malloc entry points share; throws on failure.
 void* allocate(std::size_t size, int device, strata_gpu_stream s) {
   if (size == 0) return nullptr;
-  current_device_scope scope(device);
   return allocator_for(device).allocate_on(size, device_alignment, as_stream(s));
+}
+
+// The device's allocator, or null when none was made yet; a device that does
+// not exist is ENODEV (thrown).
+caching_allocator* existing_allocator(int device) {
+  check_device(device);
+  return allocator_if_made(device);
+}
+
+// Run `body` on an existing allocator (none made yet: nothing to do), as a C call.
+template <class Body>
+int with_allocator(int device, Body body) noexcept {
+  try {
+    if (caching_allocator* cache = existing_allocator(device)) body(*cache);
+    return 0;
+  } catch (...) {
+    fail_with_current_exception();
+    return -1;
+  }
+}
+
+// PyTorch's filter, a C function over a context, as the allocator's.
+std::function<bool(stream)> as_filter(strata_gpu_stream_filter filter, void* context) {
+  return [filter, context](stream s) {
+    return filter(context, static_cast<strata_gpu_stream>(s.handle)) != 0;
+  };
+}
+
+graph_pool_id as_pool(strata_gpu_pool_id pool) {
+  return graph_pool_id{pool.first, pool.second};
 }
 
 }  // namespace
@@ -113,7 +145,6 @@ void strata_gpu_free(void* ptr, size_t size, int device, strata_gpu_stream strea
   caching_allocator* cache = allocator_if_made(device);
   if (cache == nullptr) abort_on_foreign_free(ptr, device);
   try {
-    current_device_scope scope(device);
     cache->deallocate_on(ptr, size, device_alignment, as_stream(stream));
   } catch (const device_error& e) {
     if (e.code() == errc::invalid_argument) abort_on_foreign_free(ptr, device);
@@ -128,7 +159,7 @@ void strata_gpu_free(void* ptr, size_t size, int device, strata_gpu_stream strea
 // Only a block of a device's allocator can be recorded, so none is made here.
 int strata_gpu_record_stream(void* ptr, int device, strata_gpu_stream stream) {
   try {
-    caching_allocator* cache = allocator_if_made(device);
+    caching_allocator* cache = existing_allocator(device);
     if (cache == nullptr) {
       fail(EINVAL,
            "strata gpu: strata_gpu_record_stream of memory strata_gpu_malloc did not "
@@ -143,18 +174,41 @@ int strata_gpu_record_stream(void* ptr, int device, strata_gpu_stream stream) {
   }
 }
 
-// A device without an allocator has nothing cached.
-int strata_gpu_empty_cache(int device) {
+// A device without an allocator caches nothing with the stream.
+int strata_gpu_stream_destroyed(int device, strata_gpu_stream stream) {
+  return with_allocator(
+      device, [&](caching_allocator& cache) { cache.stream_destroyed(as_stream(stream)); });
+}
+
+// A graph pool is made with the device's allocator, if need be.
+int strata_gpu_begin_allocate_to_pool(int device, strata_gpu_pool_id pool,
+                                      strata_gpu_stream_filter filter, void* context) {
+  if (filter == nullptr) {
+    fail(EINVAL, "strata gpu: strata_gpu_begin_allocate_to_pool without a filter");
+    return -1;
+  }
   try {
-    caching_allocator* cache = allocator_if_made(device);
-    if (cache == nullptr) return 0;
-    current_device_scope scope(device);
-    cache->empty_cache();
+    allocator_for(device).begin_allocate_to_pool(as_pool(pool), as_filter(filter, context));
     return 0;
   } catch (...) {
     fail_with_current_exception();
     return -1;
   }
+}
+
+int strata_gpu_end_allocate_to_pool(int device, strata_gpu_pool_id pool) {
+  return with_allocator(
+      device, [&](caching_allocator& cache) { cache.end_allocate_to_pool(as_pool(pool)); });
+}
+
+int strata_gpu_release_pool(int device, strata_gpu_pool_id pool) {
+  return with_allocator(device,
+                        [&](caching_allocator& cache) { cache.release_pool(as_pool(pool)); });
+}
+
+// A device without an allocator has nothing cached.
+int strata_gpu_empty_cache(int device) {
+  return with_allocator(device, [](caching_allocator& cache) { cache.empty_cache(); });
 }
 
 // Both pools' totals; zeros before the device's first allocation.
@@ -164,10 +218,8 @@ int strata_gpu_get_stats(int device, strata_gpu_stats* out) {
     return -1;
   }
   std::memset(out, 0, sizeof *out);
-  caching_allocator* cache = allocator_if_made(device);
-  if (cache == nullptr) return 0;
-  try {
-    const caching_stats s = cache->stats();
+  return with_allocator(device, [out](caching_allocator& cache) {
+    const caching_stats s = cache.stats();
     out->reserved_bytes = s.all.reserved_bytes.current;
     out->reserved_bytes_peak = s.all.reserved_bytes.peak;
     out->allocated_bytes = s.all.allocated_bytes.current;
@@ -183,21 +235,14 @@ int strata_gpu_get_stats(int device, strata_gpu_stats* out) {
     out->ooms = s.num_ooms;
     out->device_allocs = s.num_device_allocs;
     out->device_frees = s.num_device_frees;
-    return 0;
-  } catch (...) {
-    fail_with_current_exception();
-    return -1;
-  }
+  });
 }
 
 // snprintf's contract: the full length back, the buffer filled as far as it goes.
 size_t strata_gpu_snapshot_json(int device, char* buffer, size_t capacity) {
   try {
     std::string json = "{}";
-    if (caching_allocator* cache = allocator_if_made(device)) {
-      current_device_scope scope(device);
-      json = to_json(cache->snapshot());
-    }
+    if (caching_allocator* cache = existing_allocator(device)) json = to_json(cache->snapshot());
     if (buffer != nullptr && capacity != 0) {
       const std::size_t n = json.size() < capacity ? json.size() : capacity - 1;
       std::memcpy(buffer, json.data(), n);

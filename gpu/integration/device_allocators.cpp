@@ -29,24 +29,13 @@ struct device_allocator {
 std::array<std::atomic<device_allocator*>, max_devices> made{};
 std::mutex making;
 
-// The configuration, read when a device's allocator is made; this library is
-// the caching allocator, so the other backend is refused rather than ignored.
-caching_config configuration() {
-  caching_config config = caching_config_from_environment();
-  if (config.backend != allocator_backend::native)
-    throw std::invalid_argument(
-        "STRATA_GPU_ALLOC_CONF: backend:cudaMallocAsync is not served by libstrata-gpu-alloc "
-        "(the caching allocator); use PyTorch's or CuPy's own cudaMallocAsync pool instead");
-  return config;
-}
-
 // Slow path: make the allocator under the lock, unless another thread just did.
 [[gnu::cold, gnu::noinline]] caching_allocator& make_allocator(int ordinal) {
   std::lock_guard lock(making);
   if (device_allocator* a = made[ordinal].load(std::memory_order_relaxed)) return a->cache;
   // Never deleted: blocks may be freed from other libraries' destructors at
   // exit, after this library's own static objects are gone.
-  auto* a = new device_allocator(ordinal, configuration());
+  auto* a = new device_allocator(ordinal, caching_config_from_environment());
   made[ordinal].store(a, std::memory_order_release);
   return a->cache;
 }
@@ -55,10 +44,17 @@ caching_config configuration() {
 
 // Fast path: the published allocator, else make it.
 caching_allocator& allocator_for(int ordinal) {
-  if (ordinal < 0 || ordinal >= max_devices)
-    throw device_error(errc::no_device, "no CUDA device " + std::to_string(ordinal));
+  check_device(ordinal);
   if (device_allocator* a = made[ordinal].load(std::memory_order_acquire)) return a->cache;
   return make_allocator(ordinal);
+}
+
+// The runtime's count is read once: devices do not come and go in a process.
+void check_device(int ordinal) {
+  static const int count = cuda_device_count();
+  if (ordinal < 0 || ordinal >= max_devices || ordinal >= count)
+    throw device_error(errc::no_device, "no CUDA device " + std::to_string(ordinal) + " (" +
+                                            std::to_string(count) + " found)");
 }
 
 // A read of the published pointer alone.

@@ -16,6 +16,9 @@ inline constexpr int max_devices = 64;
 // std::invalid_argument for a configuration it cannot serve.
 caching_allocator& allocator_for(int ordinal);
 
+// Throws device_error(no_device) unless CUDA device `ordinal` exists.
+void check_device(int ordinal);
+
 // The allocator of `ordinal` if one has been made, else null; never makes one.
 caching_allocator* allocator_if_made(int ordinal) noexcept;
 

@@ -23,12 +23,18 @@ std::string error_of(const char* text) {
 TEST(caching_config_parse, ReadsEveryKey) {
   const caching_config config = parse_caching_config(
       "max_split_size_mb:64, roundup_power2_divisions:8,garbage_collection_threshold:0.75,"
-      "backend:cudaMallocAsync");
+      "graph_pool_reserve_mb:96,backend:native");
   EXPECT_EQ(config.max_split_size, std::size_t{64} << 20);
   EXPECT_EQ(config.roundup_power2_divisions, 8u);
   EXPECT_DOUBLE_EQ(config.garbage_collection_threshold, 0.75);
-  EXPECT_EQ(config.backend, allocator_backend::async);
-  EXPECT_EQ(parse_caching_config("backend:native", config).backend, allocator_backend::native);
+  EXPECT_EQ(config.graph_pool_reserve, std::size_t{96} << 20);
+}
+
+// backend:cudaMallocAsync would be a silent no-op for this allocator: refused, naming what to use.
+TEST(caching_config_parse, TheAsyncBackendIsRefusedWithTheAlternatives) {
+  const std::string why = error_of("backend:cudaMallocAsync");
+  EXPECT_NE(why.find("async_resource"), std::string::npos) << why;
+  EXPECT_NE(why.find("PyTorch"), std::string::npos) << why;
 }
 
 TEST(caching_config_parse, EmptyKeepsTheDefaults) {
@@ -48,7 +54,8 @@ TEST(caching_config_parse, BadKeysAndValuesSayWhat) {
             std::string::npos);
   EXPECT_NE(error_of("garbage_collection_threshold:x").find("wants a number"), std::string::npos);
   EXPECT_EQ(error_of("garbage_collection_threshold:0.6").size(), 0u);
-  EXPECT_NE(error_of("backend:cuda").find("native or cudaMallocAsync"), std::string::npos);
+  EXPECT_NE(error_of("backend:cuda").find("must be native"), std::string::npos);
+  EXPECT_NE(error_of("graph_pool_reserve_mb:big").find("non-negative integer"), std::string::npos);
   EXPECT_EQ(error_of("max_split_size_mb:0").rfind("STRATA_GPU_ALLOC_CONF: ", 0), 0u);
 }
 

@@ -16,7 +16,8 @@ TEST(caching_live_blocks, FindsWhatItHoldsThroughRemovalsAndGrowth) {
   static char memory[4096 * 512];
   std::vector<std::unique_ptr<block>> blocks;
   for (std::size_t i = 0; i < 4096; ++i)
-    blocks.push_back(std::make_unique<block>(memory + i * 512, 512, stream{}, pool_kind::small));
+    blocks.push_back(
+        std::make_unique<block>(memory + i * 512, 512, stream_ref{}, pool_kind::small, 0));
   live_blocks table;
   std::vector<bool> held(blocks.size(), false);
   std::mt19937 random(19);

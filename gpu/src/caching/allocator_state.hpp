@@ -13,8 +13,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -46,15 +49,28 @@ inline void change(caching_stat& stat, std::int64_t delta) {
 // A segment as the device handed it out; its first block never merges away.
 struct segment_record {
   std::size_t size;
-  stream on;
+  stream_ref on;
   pool_kind kind;
+  pool_number pool;
   block* head;
 };
 
-// A block freed while events on other streams were still to complete.
-struct pending_free {
+// An event recorded on a stream, and the freed blocks that wait for it.
+// `owned` events go back to the spares once done; a destroyed stream's
+// retirement event belongs to the retired map instead.
+struct pending_event {
   event marker;
-  block* freed;
+  bool owned;
+  std::vector<block*> blocks;
+};
+
+// A graph pool: its allocations, while `allocating`, are the filter's streams'.
+struct graph_pool {
+  graph_pool_id id;
+  pool_number number;
+  std::function<bool(stream)> filter;
+  bool allocating;
+  std::uint64_t begun_at;  // the clock at begin, when the device was idle
 };
 
 }  // namespace caching
@@ -63,8 +79,9 @@ struct caching_allocator::state {
   using block = caching::block;
   using free_blocks = caching::free_blocks;
   using pool_kind = caching::pool_kind;
+  using pool_number = caching::pool_number;
   using segment_record = caching::segment_record;
-  using pending_free = caching::pending_free;
+  using stream_ref = caching::stream_ref;
 
   device& dev;
   caching_config config;
@@ -75,8 +92,12 @@ struct caching_allocator::state {
   std::vector<block*> spare_blocks;                 // retired blocks, reused
   std::vector<free_blocks::node_type> spare_nodes;  // free-set nodes, reused
   std::map<std::uintptr_t, segment_record> segments;
-  std::vector<pending_free> pending;
+  std::vector<caching::pending_event> pending;
   std::vector<event> spare_events;
+  std::unordered_map<stream_id, event> retired;  // destroyed streams' last events
+  std::vector<block*> deferred;  // freed during a capture, their events not yet recorded
+  std::vector<caching::graph_pool> graph_pools;
+  pool_number next_pool = 1;
   event hop{};  // recorded on a freeing stream for another stream to wait on
   caching_stats stats;
   std::vector<trace_entry> ring;
@@ -86,19 +107,39 @@ struct caching_allocator::state {
 
   state(device& d, caching_config c);
 
+  // ---- streams (streams.cpp) -------------------------------------------------
+  // What `s` is, as the allocator keeps it.
+  stream_ref identify(stream s);
+  // Record `e` where it completes after the work queued on `s` so far: on
+  // `s`, or for another thread's per-thread stream on the legacy stream (which
+  // waits for every blocking stream). False when `s` is gone.
+  bool record_on(event e, const stream_ref& s);
+  // An event marking the work queued on `s` so far (its retirement event for a
+  // destroyed stream); none when `s` is gone. `owned`: a spare to give back.
+  std::optional<event> mark(const stream_ref& s, bool& owned);
+  // Wait on the host for the work queued on these streams (the whole device
+  // when one of them is gone).
+  void wait_for(const std::vector<stream_ref>& streams);
+  // Every cached block of stream `id` is free of queued work now.
+  void settle(stream_id id);
+  // stream_destroyed: events for what is cached with `s` and what it holds.
+  void retire(stream s);
+
+  // ---- blocks -----------------------------------------------------------------
   // A block, reusing a retired one so the hot path does not allocate.
-  block* make_block(char* p, std::size_t bytes, stream s, pool_kind kind);
+  block* make_block(char* p, std::size_t bytes, const stream_ref& s, pool_kind kind,
+                    pool_number pool);
 
   // Keep a block that merged away or left with its segment for reuse.
-  void retire(block* b);
+  void retire_block(block* b);
 
   // Put a block in its pool's free set on a reused node when there is one.
   void insert_free(block* b);
 
-  // The free set of a pool.
+  // The free set of a pool kind.
   free_blocks& pool(pool_kind kind);
 
-  // The statistics of a pool.
+  // The statistics of a pool kind.
   caching_pool_stats& pool_stats(pool_kind kind);
 
   // Count a change in the pool of `kind` and in all.
@@ -117,25 +158,27 @@ struct caching_allocator::state {
   // A block leaves the free set: it no longer counts as inactive.
   void uncache(free_blocks::iterator it);
 
-  // The best fit cached with `s`, taken out of the cache.
-  block* take_cached(pool_kind kind, stream s, std::size_t size);
+  // The best fit in `pool` cached with stream `id`, taken out of the cache.
+  block* take_cached(pool_number pool, pool_kind kind, stream_id id, std::size_t size);
 
   // The best fit cached with another stream, once `s` waits on an event
   // recorded on that stream now: everything queued there before, the work
   // that used the block included, then comes before the work `s` queues next.
-  block* borrow(pool_kind kind, stream s, std::size_t size);
+  block* borrow(pool_kind kind, const stream_ref& s, std::size_t size);
 
   // The bytes of the segment a request of `size` gets when nothing cached fits.
   std::size_t segment_size(pool_kind kind, std::size_t size) const;
 
   // A new segment from the device, as one block for `s`; on running out, the
   // cache goes back to the device and the device is asked once more.
-  block* new_segment(pool_kind kind, stream s, std::size_t size, std::size_t requested);
+  block* new_segment(pool_kind kind, const stream_ref& s, std::size_t size, std::size_t requested,
+                     pool_number pool);
 
   // Hand out the front of `b`, caching the rest apart when it is worth it.
   void* hand_out(block* b, std::size_t size, std::size_t requested);
 
-  // The allocation path: the stream's cache, another stream's, then the device.
+  // The allocation path: the stream's cache, settled blocks, another
+  // stream's, then the device; a graph pool's stream takes from its pool.
   void* allocate(std::size_t bytes, stream s);
 
   // A pointer that is no live block is the caller's error.
@@ -147,6 +190,10 @@ struct caching_allocator::state {
   // The free path: straight back to the cache, or after events on the other
   // streams that used the block complete.
   void deallocate(void* p, const stream* on);
+
+  // Record the events a freed block waits for (on the streams of its uses),
+  // or cache it when there are none.
+  void finish_free(block* b);
 
   // An event to mark a stream with, reused from earlier frees when possible.
   event spare_event();
@@ -163,19 +210,40 @@ struct caching_allocator::state {
   // all first (the host blocks: only empty_cache and out-of-memory do this).
   void collect_events(bool wait);
 
+  // ---- segments (segments.cpp) --------------------------------------------------
   // Whether every block of the segment is cached, so it can go back.
   static bool all_cached(const segment_record& segment);
 
-  // Give one fully free segment back to the device.
+  // The streams that last used a segment's blocks.
+  static std::vector<stream_ref> streams_of(const segment_record& segment);
+
+  // Give one fully free segment back to the device; the caller has waited
+  // for the streams that used it.
   std::map<std::uintptr_t, segment_record>::iterator release(
       std::map<std::uintptr_t, segment_record>::iterator it);
 
-  // empty_cache: wait for pending frees, then give back every fully free segment.
+  // empty_cache: wait for pending frees, then give back every fully free
+  // segment of the allocator's own pool.
   void release_cached();
 
   // Before a new segment of `bytes` lifts the reserved bytes above the
   // threshold, give back whole free segments, longest free first.
   void collect_garbage(std::size_t bytes);
+
+  // ---- graph pools (graph_pools.cpp) ------------------------------------------------
+  // Whether a graph pool is allocating: a capture may be under way.
+  bool capturing() const;
+  // The graph pool whose filter takes `s`, or 0.
+  pool_number pool_for(stream s) const;
+  // A block of a graph pool for `s`: its own cache, then a segment of the
+  // allocator's pool that was idle when the pool began; never the device.
+  block* take_for_graph(pool_number pool, pool_kind kind, const stream_ref& s, std::size_t size,
+                        std::size_t requested);
+  // A cached block moves to another pool or stream.
+  void rekey(block* b, pool_number pool, const stream_ref& s);
+  // The frees a capture held back, now that none is under way.
+  void finish_deferred();
+  caching::graph_pool* find_pool(graph_pool_id id);
 
   // The free cached blocks' total and the largest of them.
   std::pair<std::size_t, std::size_t> free_extent() const;
@@ -225,17 +293,18 @@ inline void caching_allocator::state::record_trace(trace_action action, const vo
 }
 
 // A block, reusing a retired one so the hot path does not allocate.
-inline caching::block* caching_allocator::state::make_block(char* p, std::size_t bytes, stream s,
-                                                            pool_kind kind) {
-  if (spare_blocks.empty()) return new block(p, bytes, s, kind);
+inline caching::block* caching_allocator::state::make_block(char* p, std::size_t bytes,
+                                                            const stream_ref& s, pool_kind kind,
+                                                            pool_number pool) {
+  if (spare_blocks.empty()) return new block(p, bytes, s, kind, pool);
   block* b = spare_blocks.back();
   spare_blocks.pop_back();
-  *b = block(p, bytes, s, kind);
+  *b = block(p, bytes, s, kind, pool);
   return b;
 }
 
 // Keep a block that merged away or left with its segment for reuse.
-inline void caching_allocator::state::retire(block* b) {
+inline void caching_allocator::state::retire_block(block* b) {
   spare_blocks.push_back(b);
 }
 

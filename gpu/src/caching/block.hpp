@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -16,22 +17,40 @@ namespace strata::gpu::caching {
 
 enum class pool_kind : std::uint8_t { small, large };
 
+// A stream as the allocator keeps it. Its id is what it is (blocks are keyed
+// by it, so a recycled handle or another thread's per-thread stream is never
+// taken for it); its handle is how to name it when recording an event, which
+// for a per-thread stream only its own thread can do. The settled stream (id
+// 0) holds blocks no queued work uses any more: any stream may take them.
+struct stream_ref {
+  stream_id id = 0;
+  stream handle{};
+  std::thread::id thread{};  // a per-thread stream's thread
+
+  bool settled() const noexcept { return id == 0; }
+  friend bool operator==(const stream_ref& a, const stream_ref& b) noexcept { return a.id == b.id; }
+};
+
+// Which pool a segment serves: 0 the allocator's own, else a graph pool's number.
+using pool_number = std::uint32_t;
+
 struct block {
   // A free block of `bytes` at `at`, cached with (or taken for) stream `s`.
-  block(char* at, std::size_t bytes, stream s, pool_kind k)
-      : ptr(at), size(bytes), on(s), kind(k) {}
+  block(char* at, std::size_t bytes, const stream_ref& s, pool_kind k, pool_number p)
+      : ptr(at), size(bytes), on(s), kind(k), pool(p) {}
 
   char* ptr;
   std::size_t size;
-  stream on;  // allocated on, then freed on: the stream whose order protects it
+  stream_ref on;  // allocated on, then freed on: the stream whose order protects it
   pool_kind kind;
+  pool_number pool;
   bool allocated = false;
   int pending_events = 0;     // events on other streams still to complete after a free
   std::size_t requested = 0;  // what the caller asked for, while handed out
   block* prev = nullptr;      // neighbours in the segment
   block* next = nullptr;
-  std::uint64_t freed_at = 0;  // when it last became free, for garbage collection
-  std::vector<stream> uses;    // other streams recorded with record_stream
+  std::uint64_t freed_at = 0;    // when it last became free, for garbage collection
+  std::vector<stream_ref> uses;  // other streams recorded with record_stream
 
   // Whether the segment is cut into more than this block.
   bool split() const noexcept { return prev != nullptr || next != nullptr; }
@@ -39,22 +58,22 @@ struct block {
   bool cached() const noexcept { return !allocated && pending_events == 0; }
 };
 
-// Where a block sorts among the free ones: stream, then size, then address.
+// Where a block sorts among the free ones: pool, stream, then size, then address.
 struct block_key {
-  std::uintptr_t stream;
+  pool_number pool;
+  stream_id stream;
   std::size_t size;
   std::uintptr_t address;
 };
 
-// The key of a stream and size, before every block of that size.
-inline block_key key_of(stream s, std::size_t size) noexcept {
-  return {reinterpret_cast<std::uintptr_t>(s.handle), size, 0};
+// The key of a pool, stream and size, before every block of that size.
+inline block_key key_of(pool_number pool, stream_id s, std::size_t size) noexcept {
+  return {pool, s, size, 0};
 }
 
 // The key a free block sorts by.
 inline block_key key_of(const block* b) noexcept {
-  return {reinterpret_cast<std::uintptr_t>(b->on.handle), b->size,
-          reinterpret_cast<std::uintptr_t>(b->ptr)};
+  return {b->pool, b->on.id, b->size, reinterpret_cast<std::uintptr_t>(b->ptr)};
 }
 
 // The key itself, so the comparator takes keys and blocks alike.
@@ -69,7 +88,8 @@ struct block_order {
   bool operator()(const A& a, const B& b) const noexcept {
     const block_key x = key_of(a);
     const block_key y = key_of(b);
-    return std::tie(x.stream, x.size, x.address) < std::tie(y.stream, y.size, y.address);
+    return std::tie(x.pool, x.stream, x.size, x.address) <
+           std::tie(y.pool, y.stream, y.size, y.address);
   }
 };
 

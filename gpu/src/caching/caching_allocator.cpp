@@ -21,7 +21,9 @@ using caching::block_key;
 using caching::free_blocks;
 using caching::key_of;
 using caching::pool_kind;
+using caching::pool_number;
 using caching::round_up;
+using caching::stream_ref;
 
 constexpr std::size_t min_block = 512;
 
@@ -68,11 +70,13 @@ bool caching_allocator::state::should_split(const block* b, std::size_t size) co
   return size < config.max_split_size && remaining > config.small_size;
 }
 
-// The best fit cached with `s`, taken out of the cache.
-block* caching_allocator::state::take_cached(pool_kind kind, stream s, std::size_t size) {
-  free_blocks& set = pool(kind);
-  const auto it = set.lower_bound(key_of(s, size));
-  if (it == set.end() || (*it)->on != s || !fits(*it, size)) return nullptr;
+// The best fit in `pool` cached with stream `id`, taken out of the cache.
+block* caching_allocator::state::take_cached(pool_number pool, pool_kind kind, stream_id id,
+                                             std::size_t size) {
+  free_blocks& set = this->pool(kind);
+  const auto it = set.lower_bound(key_of(pool, id, size));
+  if (it == set.end() || (*it)->pool != pool || (*it)->on.id != id || !fits(*it, size))
+    return nullptr;
   block* b = *it;
   uncache(it);
   return b;
@@ -81,25 +85,31 @@ block* caching_allocator::state::take_cached(pool_kind kind, stream s, std::size
 // The best fit cached with another stream, once `s` waits on an event
 // recorded on that stream now: everything queued there before, the work
 // that used the block included, then comes before the work `s` queues next.
-block* caching_allocator::state::borrow(pool_kind kind, stream s, std::size_t size) {
+// A stream that is gone cannot be marked: the device is waited for, and its
+// blocks are settled.
+block* caching_allocator::state::borrow(pool_kind kind, const stream_ref& s, std::size_t size) {
   free_blocks& set = pool(kind);
   free_blocks::iterator best = set.end();
-  for (auto it = set.begin(); it != set.end();) {
-    const stream other = (*it)->on;
-    if (other != s) {
-      const auto fit = set.lower_bound(key_of(other, size));
-      if (fit != set.end() && (*fit)->on == other && fits(*fit, size) &&
+  for (auto it = set.begin(); it != set.end() && (*it)->pool == 0;) {
+    const stream_id other = (*it)->on.id;
+    if (other != s.id && other != 0) {
+      const auto fit = set.lower_bound(key_of(0, other, size));
+      if (fit != set.end() && (*fit)->pool == 0 && (*fit)->on.id == other && fits(*fit, size) &&
           (best == set.end() || (*fit)->size < (*best)->size))
         best = fit;
     }
-    it =
-        set.upper_bound(block_key{address_of(other.handle), std::numeric_limits<std::size_t>::max(),
-                                  std::numeric_limits<std::uintptr_t>::max()});
+    it = set.upper_bound(block_key{0, other, std::numeric_limits<std::size_t>::max(),
+                                   std::numeric_limits<std::uintptr_t>::max()});
   }
   if (best == set.end()) return nullptr;
+  const stream_ref owner = (*best)->on;
   if (hop.handle == nullptr) hop = dev.create_event();
-  dev.record(hop, (*best)->on);
-  dev.wait(s, hop);
+  if (!record_on(hop, owner)) {
+    dev.synchronize();
+    settle(owner.id);
+    return take_cached(0, kind, 0, size);
+  }
+  dev.wait(s.handle, hop);
   block* b = *best;
   uncache(best);
   b->on = s;
@@ -109,13 +119,13 @@ block* caching_allocator::state::borrow(pool_kind kind, stream s, std::size_t si
 // Hand out the front of `b`, caching the rest apart when it is worth it.
 void* caching_allocator::state::hand_out(block* b, std::size_t size, std::size_t requested) {
   if (should_split(b, size)) {
-    block* rest = make_block(b->ptr + size, b->size - size, b->on, b->kind);
+    block* rest = make_block(b->ptr + size, b->size - size, b->on, b->kind, b->pool);
     rest->prev = b;
     rest->next = b->next;
     if (b->next != nullptr) b->next->prev = rest;
     b->next = rest;
     b->size = size;
-    rest->freed_at = clock;
+    rest->freed_at = b->freed_at;
     insert_free(rest);
     change(b->kind, &caching_pool_stats::inactive_split, 1);
     change(b->kind, &caching_pool_stats::inactive_split_bytes,
@@ -130,24 +140,41 @@ void* caching_allocator::state::hand_out(block* b, std::size_t size, std::size_t
   change(b->kind, &caching_pool_stats::active, 1);
   change(b->kind, &caching_pool_stats::active_bytes, bytes);
   change(b->kind, &caching_pool_stats::requested_bytes, static_cast<std::int64_t>(requested));
-  record_trace(trace_action::alloc, b->ptr, b->size, b->on);
+  record_trace(trace_action::alloc, b->ptr, b->size, b->on.handle);
   return b->ptr;
 }
 
-// The allocation path: the stream's cache, another stream's, then the device.
+// The allocation path: the stream's cache, settled blocks, another stream's,
+// then the device. While a capture may be under way no event is queried; a
+// graph pool's stream takes from its pool, and any other capturing stream is refused.
 void* caching_allocator::state::allocate(std::size_t bytes, stream s) {
-  if (!pending.empty()) collect_events(false);
+  const bool capture = capturing();
+  if (!capture) {
+    if (!deferred.empty()) finish_deferred();
+    if (!pending.empty()) collect_events(false);
+  }
+  const stream_ref on = identify(s);
   if (bytes > std::numeric_limits<std::size_t>::max() / 2) fail(bytes, bytes, s);
   const std::size_t size = round_size(bytes, config.roundup_power2_divisions);
   const pool_kind kind = size <= config.small_size ? pool_kind::small : pool_kind::large;
-  block* b = take_cached(kind, s, size);
+  if (capture)
+    if (const pool_number graph = pool_for(s); graph != 0)
+      return hand_out(take_for_graph(graph, kind, on, size, bytes), size, bytes);
+  if (dev.capture_state(s) != capture_status::none)
+    throw device_error(errc::capture,
+                       "caching_allocator: allocation on a capturing stream outside a graph pool "
+                       "(call begin_allocate_to_pool before the capture begins)");
+  block* b = take_cached(0, kind, on.id, size);
   if (b != nullptr) {
     ++stats.cache_hits;
-  } else if ((b = borrow(kind, s, size)) != nullptr) {
+  } else if ((b = take_cached(0, kind, 0, size)) != nullptr) {
+    b->on = on;
+    ++stats.cache_hits;
+  } else if ((b = borrow(kind, on, size)) != nullptr) {
     ++stats.cache_hits;
     ++stats.cross_stream_reuses;
   } else {
-    b = new_segment(kind, s, size, bytes);
+    b = new_segment(kind, on, size, bytes, 0);
     ++stats.cache_misses;
   }
   return hand_out(b, size, bytes);
@@ -167,10 +194,25 @@ block* caching_allocator::state::find_live(void* p, const char* call) {
 }
 
 // The free path: straight back to the cache, or after events on the other
-// streams that used the block complete.
+// streams that used the block complete. During a capture those events wait
+// (the block meanwhile counts as pending) until no capture is under way.
 void caching_allocator::state::deallocate(void* p, const stream* on) {
-  block* b = live.take(p);
+  block* b = live.find(p);
   if (b == nullptr) throw_foreign("deallocate");
+  stream_ref freeing = b->on;
+  if (on != nullptr) {
+    try {
+      freeing = identify(*on);
+    } catch (const device_error& e) {
+      // Freed on a stream that is gone: no order to follow but the device's.
+      if (e.code() != errc::invalid_argument) throw;
+      dev.synchronize();
+      freeing = stream_ref{};
+      b->uses.clear();
+      b->on = stream_ref{};
+    }
+  }
+  live.take(p);
   b->allocated = false;
   const auto bytes = static_cast<std::int64_t>(b->size);
   change(b->kind, &caching_pool_stats::allocation, -1);
@@ -179,16 +221,34 @@ void caching_allocator::state::deallocate(void* p, const stream* on) {
   b->requested = 0;
   // Freed on another stream than its own: the work queued on its own stream
   // may still use it, so that stream counts as a use too.
-  if (on != nullptr && *on != b->on) {
-    if (std::find(b->uses.begin(), b->uses.end(), b->on) == b->uses.end()) b->uses.push_back(b->on);
-    b->on = *on;
+  if (freeing != b->on) {
+    if (!b->on.settled() && std::find(b->uses.begin(), b->uses.end(), b->on) == b->uses.end())
+      b->uses.push_back(b->on);
+    b->on = freeing;
   }
-  record_trace(trace_action::free_requested, b->ptr, b->size, b->on);
+  record_trace(trace_action::free_requested, b->ptr, b->size, b->on.handle);
   std::erase(b->uses, b->on);
-  for (const stream use : b->uses) {
-    const event marker = spare_event();
-    dev.record(marker, use);
-    pending.push_back({marker, b});
+  if (b->uses.empty()) {
+    cache(b);
+  } else if (capturing()) {
+    ++b->pending_events;
+    deferred.push_back(b);
+  } else {
+    finish_free(b);
+  }
+}
+
+// One event per other stream the block was used on; a stream that is gone
+// is waited for with the whole device.
+void caching_allocator::state::finish_free(block* b) {
+  for (const stream_ref& use : b->uses) {
+    bool owned = false;
+    const std::optional<event> marker = mark(use, owned);
+    if (!marker) {
+      dev.synchronize();
+      continue;
+    }
+    pending.push_back({*marker, owned, {b}});
     ++b->pending_events;
   }
   b->uses.clear();
@@ -225,7 +285,7 @@ void caching_allocator::state::cache(block* b) {
     change(b->kind, &caching_pool_stats::inactive_split_bytes, static_cast<std::int64_t>(b->size));
   }
   insert_free(b);
-  record_trace(trace_action::free_completed, b->ptr, b->size, b->on);
+  record_trace(trace_action::free_completed, b->ptr, b->size, b->on.handle);
 }
 
 // Merge `upper`, the next block after `lower`, into `lower`.
@@ -233,24 +293,25 @@ void caching_allocator::state::absorb(block* lower, block* upper) {
   lower->size += upper->size;
   lower->next = upper->next;
   if (upper->next != nullptr) upper->next->prev = lower;
-  retire(upper);
+  retire_block(upper);
 }
 
 // Cache the blocks whose events have completed; with `wait`, wait for them
 // all first (the host blocks: only empty_cache and out-of-memory do this).
 void caching_allocator::state::collect_events(bool wait) {
   for (std::size_t i = 0; i < pending.size();) {
-    const pending_free done = pending[i];
     if (wait) {
-      dev.synchronize(done.marker);
-    } else if (!dev.query(done.marker)) {
+      dev.synchronize(pending[i].marker);
+    } else if (!dev.query(pending[i].marker)) {
       ++i;
       continue;
     }
-    pending[i] = pending.back();
+    caching::pending_event done = std::move(pending[i]);
+    pending[i] = std::move(pending.back());
     pending.pop_back();
-    spare_events.push_back(done.marker);
-    if (--done.freed->pending_events == 0) cache(done.freed);
+    if (done.owned) spare_events.push_back(done.marker);
+    for (block* b : done.blocks)
+      if (--b->pending_events == 0) cache(b);
   }
 }
 
@@ -312,8 +373,14 @@ void caching_allocator::deallocate_now(void* p, std::size_t bytes, std::size_t a
 void caching_allocator::record_stream(void* p, stream s) {
   std::lock_guard lock(state_->mutex);
   block* b = state_->find_live(p, "record_stream");
-  if (s != b->on && std::find(b->uses.begin(), b->uses.end(), s) == b->uses.end())
-    b->uses.push_back(s);
+  const caching::stream_ref use = state_->identify(s);
+  if (use != b->on && std::find(b->uses.begin(), b->uses.end(), use) == b->uses.end())
+    b->uses.push_back(use);
+}
+
+void caching_allocator::stream_destroyed(stream s) {
+  std::lock_guard lock(state_->mutex);
+  state_->retire(s);
 }
 
 void caching_allocator::empty_cache() {

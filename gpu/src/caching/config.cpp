@@ -57,18 +57,22 @@ void apply(caching_config& config, std::string_view key, std::string_view value)
     if (!(threshold > 0.0 && threshold < 1.0))
       reject("garbage_collection_threshold must be above 0 and below 1, not " + std::string(value));
     config.garbage_collection_threshold = threshold;
+  } else if (key == "graph_pool_reserve_mb") {
+    const std::size_t mib = parse_count(key, value);
+    if (mib > (static_cast<std::size_t>(-1) >> 20))
+      reject("graph_pool_reserve_mb is too large: " + std::string(value));
+    config.graph_pool_reserve = mib << 20;
   } else if (key == "backend") {
-    if (value == "native")
-      config.backend = allocator_backend::native;
-    else if (value == "cudaMallocAsync")
-      config.backend = allocator_backend::async;
-    else
-      reject("backend must be native or cudaMallocAsync, not " + std::string(value));
+    if (value == "cudaMallocAsync")
+      reject(
+          "backend:cudaMallocAsync is not this caching allocator: use strata's "
+          "async_resource, or PyTorch's or CuPy's own cudaMallocAsync pool");
+    if (value != "native") reject("backend must be native, not " + std::string(value));
   } else {
     reject(std::string("unknown key \"")
                .append(key)
                .append("\" (known: max_split_size_mb, roundup_power2_divisions, "
-                       "garbage_collection_threshold, backend)"));
+                       "garbage_collection_threshold, graph_pool_reserve_mb, backend)"));
   }
 }
 

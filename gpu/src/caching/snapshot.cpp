@@ -14,7 +14,14 @@ using caching::segment_record;
 memory_snapshot caching_allocator::state::take_snapshot() const {
   memory_snapshot shot;
   for (const auto& [address, segment] : segments) {
-    segment_info info{address, segment.size, segment.on, segment.kind == pool_kind::small, 0, 0, 0,
+    segment_info info{address,
+                      segment.size,
+                      segment.on.handle,
+                      segment.kind == pool_kind::small,
+                      segment.pool != 0,
+                      0,
+                      0,
+                      0,
                       {}};
     for (const block* b = segment.head; b != nullptr; b = b->next) {
       const block_state state = b->allocated             ? block_state::active_allocated
@@ -23,13 +30,14 @@ memory_snapshot caching_allocator::state::take_snapshot() const {
       if (b->allocated) info.allocated += b->size;
       if (state != block_state::inactive) info.active += b->size;
       info.requested += b->requested;
-      info.blocks.push_back(
-          {address_of(b->ptr), address_of(b->ptr) - address, b->size, b->requested, state, b->on});
+      info.blocks.push_back({address_of(b->ptr), address_of(b->ptr) - address, b->size,
+                             b->requested, state, b->on.handle});
     }
     shot.segments.push_back(std::move(info));
   }
   shot.trace = ordered_trace();
   shot.stats = stats;
+  shot.device = dev.ordinal();
   const memory_info memory = dev.memory();
   shot.device_total = memory.total;
   shot.device_free = memory.free;

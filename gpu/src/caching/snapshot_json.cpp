@@ -60,7 +60,7 @@ class json_writer {
 };
 
 // Streams print as their handles' addresses, the default stream as 0.
-std::uint64_t stream_id(stream s) {
+std::uint64_t handle_number(stream s) {
   return reinterpret_cast<std::uintptr_t>(s.handle);
 }
 
@@ -105,13 +105,14 @@ void write_stats(json_writer& json, const caching_stats& stats) {
 }
 
 // A segment in PyTorch's keys, its blocks in address order.
-void write_segment(json_writer& json, const segment_info& segment) {
+void write_segment(json_writer& json, int device, const segment_info& segment) {
   json.open(nullptr, '{');
-  json.number("device", 0);
+  json.number("device", device);
   json.number("address", segment.address);
   json.number("total_size", segment.size);
-  json.number("stream", stream_id(segment.on));
+  json.number("stream", handle_number(segment.on));
   json.text("segment_type", segment.small ? "small" : "large");
+  json.number("graph_pool", segment.graph_pool ? 1 : 0);
   json.number("allocated_size", segment.allocated);
   json.number("active_size", segment.active);
   json.number("requested_size", segment.requested);
@@ -123,7 +124,7 @@ void write_segment(json_writer& json, const segment_info& segment) {
     json.number("size", b.size);
     json.number("requested_size", b.requested);
     json.text("state", to_string(b.state));
-    json.number("stream", stream_id(b.on));
+    json.number("stream", handle_number(b.on));
     json.close('}');
   }
   json.close(']');
@@ -168,7 +169,8 @@ std::string to_json(const memory_snapshot& snapshot) {
   json_writer json;
   json.open(nullptr, '{');
   json.open("segments", '[');
-  for (const segment_info& segment : snapshot.segments) write_segment(json, segment);
+  for (const segment_info& segment : snapshot.segments)
+    write_segment(json, snapshot.device, segment);
   json.close(']');
   json.open("device_traces", '[');
   json.open(nullptr, '[');
@@ -177,7 +179,7 @@ std::string to_json(const memory_snapshot& snapshot) {
     json.text("action", to_string(entry.action));
     json.number("addr", entry.address);
     json.number("size", entry.size);
-    json.number("stream", stream_id(entry.on));
+    json.number("stream", handle_number(entry.on));
     json.number("sequence", entry.sequence);
     json.close('}');
   }

@@ -3,9 +3,16 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
+
+#if CUDART_VERSION < 12000
+#error \
+    "strata's CUDA backend needs CUDA 12.0 or later (cudaStreamGetId, cudaGraphInstantiate's flags form)"
+#endif
 
 namespace strata::gpu {
 
@@ -24,6 +31,18 @@ errc classify(cudaError_t status) {
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
       return errc::no_device;
+    case cudaErrorNotReady:
+      return errc::not_ready;
+    case cudaErrorStreamCaptureUnsupported:
+    case cudaErrorStreamCaptureInvalidated:
+    case cudaErrorStreamCaptureMerge:
+    case cudaErrorStreamCaptureUnmatched:
+    case cudaErrorStreamCaptureUnjoined:
+    case cudaErrorStreamCaptureIsolation:
+    case cudaErrorStreamCaptureImplicit:
+    case cudaErrorStreamCaptureWrongThread:
+    case cudaErrorCapturedEvent:
+      return errc::capture;
     default:
       return errc::backend;
   }
@@ -43,6 +62,9 @@ cudaStream_t native(stream s) {
 }
 cudaEvent_t native(event e) {
   return static_cast<cudaEvent_t>(e.handle);
+}
+cudaGraphExec_t native(graph g) {
+  return static_cast<cudaGraphExec_t>(g.handle);
 }
 
 cudaMemcpyKind native(copy_kind kind) {
@@ -75,130 +97,232 @@ cudaMemoryAdvise native(memory_advice advice) {
   return cudaMemAdviseSetReadMostly;
 }
 
-// cudaLaunchHostFunc takes a C function: it runs the work and frees it.
-void CUDART_CB run_host_work(void* argument) {
-  std::unique_ptr<host_work> work(static_cast<host_work*>(argument));
-  (*work)();
+cudaStreamCaptureMode native(capture_mode mode) {
+  switch (mode) {
+    case capture_mode::global:
+      return cudaStreamCaptureModeGlobal;
+    case capture_mode::this_thread:
+      return cudaStreamCaptureModeThreadLocal;
+    case capture_mode::relaxed:
+      return cudaStreamCaptureModeRelaxed;
+  }
+  return cudaStreamCaptureModeGlobal;
 }
+
+// The first exception a host function let out, for the next synchronisation.
+struct host_error_slot {
+  std::mutex mutex;
+  std::string message;
+
+  void keep(std::string text) {
+    std::lock_guard lock(mutex);
+    if (message.empty()) message = std::move(text);
+  }
+};
+
+// What cudaLaunchHostFunc carries: the work, and where its exception goes.
+struct host_call {
+  host_work work;
+  std::shared_ptr<host_error_slot> errors;
+};
+
+// cudaLaunchHostFunc takes a C function, and an exception must not cross the
+// driver: run the work, keep what it throws, free the call.
+void CUDART_CB run_host_work(void* argument) noexcept {
+  std::unique_ptr<host_call> call(static_cast<host_call*>(argument));
+  try {
+    call->work();
+  } catch (const std::exception& e) {
+    call->errors->keep(std::string("a host function threw: ") + e.what());
+  } catch (...) {
+    call->errors->keep("a host function threw a non-standard exception");
+  }
+}
+
+// The runtime's current device is per thread, and the caller (PyTorch, CuPy,
+// another device object) keeps its own: bind this device for one call and put
+// the caller's back after it.
+class bound_device {
+ public:
+  explicit bound_device(int ordinal) {
+    check(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (previous_ != ordinal) {
+      check(cudaSetDevice(ordinal), "cudaSetDevice");
+      restore_ = true;
+    }
+  }
+  bound_device(const bound_device&) = delete;
+  bound_device& operator=(const bound_device&) = delete;
+  ~bound_device() {
+    if (restore_ && cudaSetDevice(previous_) != cudaSuccess) static_cast<void>(cudaGetLastError());
+  }
+
+ private:
+  int previous_ = 0;
+  bool restore_ = false;
+};
 
 class cuda_device final : public device {
  public:
-  // Bind the device and fetch its default pool, the one cudaMallocAsync draws from.
-  explicit cuda_device(int ordinal) : ordinal_(ordinal) {
+  explicit cuda_device(int ordinal)
+      : ordinal_(ordinal), host_errors_(std::make_shared<host_error_slot>()) {
     if (ordinal < 0 || ordinal >= cuda_device_count())
       throw device_error(errc::no_device, "no CUDA device " + std::to_string(ordinal));
-    bind();
-    check(cudaDeviceGetDefaultMemPool(&pool_, ordinal_), "cudaDeviceGetDefaultMemPool");
+  }
+
+  // The pool goes with its last allocation (cudaMemPoolDestroy waits for none).
+  ~cuda_device() override {
+    if (pool_ != nullptr && cudaMemPoolDestroy(pool_) != cudaSuccess)
+      static_cast<void>(cudaGetLastError());
   }
 
   const char* backend_name() const noexcept override { return "cuda"; }
+  int ordinal() const noexcept override { return ordinal_; }
 
   void* allocate(std::size_t bytes) override {
-    bind();
+    bound_device bind(ordinal_);
     void* p = nullptr;
     check(cudaMalloc(&p, bytes), "cudaMalloc");
     return p;
   }
 
   void deallocate(void* p) override {
-    bind();
+    bound_device bind(ordinal_);
     check(cudaFree(p), "cudaFree");
   }
 
   void* allocate_async(std::size_t bytes, stream s) override {
-    bind();
+    bound_device bind(ordinal_);
     void* p = nullptr;
-    check(cudaMallocAsync(&p, bytes, native(s)), "cudaMallocAsync");
+    check(cudaMallocFromPoolAsync(&p, bytes, own_pool(), native(s)), "cudaMallocFromPoolAsync");
     return p;
   }
 
   void deallocate_async(void* p, stream s) override {
-    bind();
+    bound_device bind(ordinal_);
     check(cudaFreeAsync(p, native(s)), "cudaFreeAsync");
   }
 
   void set_release_threshold(std::size_t bytes) override {
+    bound_device bind(ordinal_);
     std::uint64_t threshold = bytes;
-    check(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold),
+    check(cudaMemPoolSetAttribute(own_pool(), cudaMemPoolAttrReleaseThreshold, &threshold),
           "cudaMemPoolSetAttribute(cudaMemPoolAttrReleaseThreshold)");
   }
 
   void trim_to(std::size_t bytes) override {
-    check(cudaMemPoolTrimTo(pool_, bytes), "cudaMemPoolTrimTo");
+    bound_device bind(ordinal_);
+    check(cudaMemPoolTrimTo(own_pool(), bytes), "cudaMemPoolTrimTo");
   }
 
   void* allocate_pinned(std::size_t bytes) override {
-    bind();
+    bound_device bind(ordinal_);
     void* p = nullptr;
     check(cudaMallocHost(&p, bytes), "cudaMallocHost");
     return p;
   }
 
   void deallocate_pinned(void* p) override {
-    bind();
+    bound_device bind(ordinal_);
     check(cudaFreeHost(p), "cudaFreeHost");
   }
 
   void* allocate_managed(std::size_t bytes) override {
-    bind();
+    bound_device bind(ordinal_);
     void* p = nullptr;
     if (bytes != 0) check(cudaMallocManaged(&p, bytes, cudaMemAttachGlobal), "cudaMallocManaged");
     return p;
   }
 
   void deallocate_managed(void* p) override {
-    bind();
+    bound_device bind(ordinal_);
     check(cudaFree(p), "cudaFree");
   }
 
+  // CUDA 13 names the destination with cudaMemLocation; 12.x with a device
+  // number, cudaCpuDeviceId for the host.
   void prefetch_async(const void* p, std::size_t bytes, memory_location to, stream s) override {
+    bound_device bind(ordinal_);
+#if CUDART_VERSION >= 13000
     check(cudaMemPrefetchAsync(p, bytes, location(to), 0, native(s)), "cudaMemPrefetchAsync");
+#else
+    check(cudaMemPrefetchAsync(p, bytes, device_number(to), native(s)), "cudaMemPrefetchAsync");
+#endif
   }
 
   void advise(const void* p, std::size_t bytes, memory_advice advice,
               memory_location where) override {
+    bound_device bind(ordinal_);
+#if CUDART_VERSION >= 13000
     check(cudaMemAdvise(p, bytes, native(advice), location(where)), "cudaMemAdvise");
+#else
+    check(cudaMemAdvise(p, bytes, native(advice), device_number(where)), "cudaMemAdvise");
+#endif
   }
 
   // The GPU's page faults migrate managed pages: nothing to announce.
   void host_access(const void*, std::size_t) override {}
 
   stream create_stream() override {
-    bind();
+    bound_device bind(ordinal_);
     cudaStream_t s = nullptr;
     check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     return stream{s};
   }
 
   void destroy_stream(stream s) override {
-    if (s.handle == nullptr)
-      throw device_error(errc::invalid_argument, "the default stream cannot be destroyed");
+    if (s.is_legacy() || s.is_per_thread())
+      throw device_error(errc::invalid_argument, "a default stream cannot be destroyed");
+    bound_device bind(ordinal_);
     check(cudaStreamDestroy(native(s)), "cudaStreamDestroy");
   }
 
+  // The legacy and per-thread handles resolve against the bound device.
+  stream_id identify(stream s) override {
+    bound_device bind(ordinal_);
+    unsigned long long id = 0;
+    check(cudaStreamGetId(native(s), &id), "cudaStreamGetId");
+    return id;
+  }
+
   void synchronize(stream s) override {
-    check(cudaStreamSynchronize(native(s)), "cudaStreamSynchronize");
+    {
+      bound_device bind(ordinal_);
+      check(cudaStreamSynchronize(native(s)), "cudaStreamSynchronize");
+    }
+    rethrow_host_error();
   }
 
   void synchronize() override {
-    bind();
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    {
+      bound_device bind(ordinal_);
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    }
+    rethrow_host_error();
   }
 
-  event create_event() override {
-    bind();
+  using device::create_event;
+  event create_event(event_timing timing) override {
+    bound_device bind(ordinal_);
     cudaEvent_t e = nullptr;
-    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    const unsigned flags =
+        timing == event_timing::enabled ? cudaEventDefault : cudaEventDisableTiming;
+    check(cudaEventCreateWithFlags(&e, flags), "cudaEventCreateWithFlags");
     return event{e};
   }
 
-  void destroy_event(event e) override { check(cudaEventDestroy(native(e)), "cudaEventDestroy"); }
+  void destroy_event(event e) override {
+    bound_device bind(ordinal_);
+    check(cudaEventDestroy(native(e)), "cudaEventDestroy");
+  }
 
   void record(event e, stream s) override {
+    bound_device bind(ordinal_);
     check(cudaEventRecord(native(e), native(s)), "cudaEventRecord");
   }
 
   bool query(event e) override {
+    bound_device bind(ordinal_);
     const cudaError_t status = cudaEventQuery(native(e));
     if (status == cudaErrorNotReady) {
       static_cast<void>(cudaGetLastError());
@@ -209,37 +333,94 @@ class cuda_device final : public device {
   }
 
   void synchronize(event e) override {
-    check(cudaEventSynchronize(native(e)), "cudaEventSynchronize");
+    {
+      bound_device bind(ordinal_);
+      check(cudaEventSynchronize(native(e)), "cudaEventSynchronize");
+    }
+    rethrow_host_error();
   }
 
   void wait(stream s, event e) override {
+    bound_device bind(ordinal_);
     check(cudaStreamWaitEvent(native(s), native(e), 0), "cudaStreamWaitEvent");
+  }
+
+  std::chrono::nanoseconds elapsed(event start, event end) override {
+    bound_device bind(ordinal_);
+    float milliseconds = 0;
+    check(cudaEventElapsedTime(&milliseconds, native(start), native(end)), "cudaEventElapsedTime");
+    return std::chrono::nanoseconds(static_cast<std::int64_t>(milliseconds * 1e6));
+  }
+
+  void begin_capture(stream s, capture_mode mode) override {
+    bound_device bind(ordinal_);
+    check(cudaStreamBeginCapture(native(s), native(mode)), "cudaStreamBeginCapture");
+  }
+
+  // The captured graph is instantiated at once and only the executable kept.
+  graph end_capture(stream s) override {
+    bound_device bind(ordinal_);
+    cudaGraph_t captured = nullptr;
+    check(cudaStreamEndCapture(native(s), &captured), "cudaStreamEndCapture");
+    cudaGraphExec_t executable = nullptr;
+    const cudaError_t status = cudaGraphInstantiate(&executable, captured, 0);
+    static_cast<void>(cudaGraphDestroy(captured));
+    check(status, "cudaGraphInstantiate");
+    return graph{executable};
+  }
+
+  capture_status capture_state(stream s) override {
+    bound_device bind(ordinal_);
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    check(cudaStreamIsCapturing(native(s), &status), "cudaStreamIsCapturing");
+    switch (status) {
+      case cudaStreamCaptureStatusActive:
+        return capture_status::active;
+      case cudaStreamCaptureStatusInvalidated:
+        return capture_status::invalidated;
+      default:
+        return capture_status::none;
+    }
+  }
+
+  void launch(graph g, stream s) override {
+    bound_device bind(ordinal_);
+    check(cudaGraphLaunch(native(g), native(s)), "cudaGraphLaunch");
+  }
+
+  void destroy_graph(graph g) override {
+    bound_device bind(ordinal_);
+    check(cudaGraphExecDestroy(native(g)), "cudaGraphExecDestroy");
   }
 
   void copy_async(void* dst, const void* src, std::size_t bytes, copy_kind kind,
                   stream s) override {
+    bound_device bind(ordinal_);
     check(cudaMemcpyAsync(dst, src, bytes, native(kind), native(s)), "cudaMemcpyAsync");
   }
 
   void memset_async(void* p, int value, std::size_t bytes, stream s) override {
+    bound_device bind(ordinal_);
     check(cudaMemsetAsync(p, value, bytes, native(s)), "cudaMemsetAsync");
   }
 
   void launch_host(stream s, host_work work) override {
     if (!work) throw device_error(errc::invalid_argument, "launch_host without work");
-    auto owned = std::make_unique<host_work>(std::move(work));
-    check(cudaLaunchHostFunc(native(s), run_host_work, owned.get()), "cudaLaunchHostFunc");
-    static_cast<void>(owned.release());
+    bound_device bind(ordinal_);
+    auto call = std::make_unique<host_call>(host_call{std::move(work), host_errors_});
+    check(cudaLaunchHostFunc(native(s), run_host_work, call.get()), "cudaLaunchHostFunc");
+    static_cast<void>(call.release());
   }
 
   memory_info memory() override {
-    bind();
+    bound_device bind(ordinal_);
     memory_info info;
     check(cudaMemGetInfo(&info.free, &info.total), "cudaMemGetInfo");
     return info;
   }
 
  private:
+#if CUDART_VERSION >= 13000
   // The host, or this device.
   cudaMemLocation location(memory_location where) const {
     cudaMemLocation l{};
@@ -247,17 +428,46 @@ class cuda_device final : public device {
     l.id = where == memory_location::host ? 0 : ordinal_;
     return l;
   }
+#else
+  int device_number(memory_location where) const {
+    return where == memory_location::host ? cudaCpuDeviceId : ordinal_;
+  }
+#endif
 
-  // The runtime's current device is per thread, and other code (PyTorch, CuPy)
-  // changes it: ask the runtime each time (a cheap thread-local read) rather than
-  // remember what this device last set.
-  void bind() const {
-    int current = -1;
-    check(cudaGetDevice(&current), "cudaGetDevice");
-    if (current != ordinal_) check(cudaSetDevice(ordinal_), "cudaSetDevice");
+  // A stream-ordered pool of strata's own, made on first use: the device's
+  // default pool is shared with PyTorch and CuPy, whose release threshold
+  // strata must not change. A device without pools fails here, not on opening.
+  cudaMemPool_t own_pool() {
+    std::lock_guard lock(pool_mutex_);
+    if (pool_ != nullptr) return pool_;
+    int supported = 0;
+    check(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, ordinal_),
+          "cudaDeviceGetAttribute(cudaDevAttrMemoryPoolsSupported)");
+    if (supported == 0)
+      throw device_error(errc::backend, "CUDA device " + std::to_string(ordinal_) +
+                                            " has no stream-ordered memory pools");
+    cudaMemPoolProps properties{};
+    properties.allocType = cudaMemAllocationTypePinned;
+    properties.handleTypes = cudaMemHandleTypeNone;
+    properties.location.type = cudaMemLocationTypeDevice;
+    properties.location.id = ordinal_;
+    check(cudaMemPoolCreate(&pool_, &properties), "cudaMemPoolCreate");
+    return pool_;
+  }
+
+  // A host function's exception surfaces at the next synchronisation.
+  void rethrow_host_error() {
+    std::string message;
+    {
+      std::lock_guard lock(host_errors_->mutex);
+      message.swap(host_errors_->message);
+    }
+    if (!message.empty()) throw device_error(errc::backend, message);
   }
 
   int ordinal_;
+  std::shared_ptr<host_error_slot> host_errors_;
+  std::mutex pool_mutex_;
   cudaMemPool_t pool_ = nullptr;
 };
 

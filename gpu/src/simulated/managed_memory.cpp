@@ -63,6 +63,12 @@ bool managed_memory::release(void* p) {
   return true;
 }
 
+std::size_t managed_memory::size_of(const void* p) {
+  std::lock_guard lock(mutex_);
+  const auto it = allocations_.find(reinterpret_cast<std::uintptr_t>(p));
+  return it == allocations_.end() ? 0 : it->second.pages.size() * model_.page_bytes;
+}
+
 bool managed_memory::contains(const void* p, std::size_t bytes) {
   std::lock_guard lock(mutex_);
   return pages_of(p, bytes).first != nullptr;

@@ -35,6 +35,8 @@ class managed_memory {
   void* allocate(std::size_t bytes);
   // False when `p` is not an allocation of this space.
   bool release(void* p);
+  // The bytes of the allocation that starts at `p` (whole pages), or 0 when none does.
+  std::size_t size_of(const void* p);
   // Whether [p, p + bytes) lies inside one managed allocation.
   bool contains(const void* p, std::size_t bytes);
 

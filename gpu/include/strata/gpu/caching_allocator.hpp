@@ -13,13 +13,32 @@
 // until they complete. When the device runs out, the allocator gives back its
 // fully free segments and tries once more, then throws out_of_memory_error.
 //
+// Streams are told apart by what they are, not by their handles
+// (device::identify): the per-thread default stream is a different stream on
+// every thread, and a handle CUDA recycles for a new stream names a new
+// stream. A stream about to be destroyed should be announced
+// (stream_destroyed): blocks cached with it then wait for an event recorded
+// on it, and a later free of a block allocated on it uses that event. A stream
+// that vanished unannounced is noticed when its handle no longer names it, and
+// the allocator then waits for the whole device before reusing its blocks.
+//
+// The device's frees do not wait for queued work, so the allocator does:
+// before a segment goes back (empty_cache, garbage collection, running out),
+// it waits for an event on every stream that last used the segment's blocks.
+//
+// CUDA graph capture (PyTorch's graph pools): between begin_allocate_to_pool
+// and end_allocate_to_pool, allocations on the streams a filter accepts come
+// from a private pool, which is set aside before the capture starts. While any
+// capture is under way the allocator never queries an event, never records
+// one on behalf of a free (such frees wait until the capture ends), and never
+// asks the device for memory for a capturing stream; allocating on a
+// capturing stream outside a graph pool is refused (errc::capture).
+//
 // It is a strata device resource (stream_ordered_resource.hpp): every CCCL
 // cuda::mr spelling, alignments up to device_alignment (256 bytes).
 //
 // Thread safety: every call takes one mutex around the allocator's state (the
-// device's own calls, including its latency, then run under it too). Streams
-// must outlive the blocks cached with them; empty_cache or destroying the
-// allocator lets go of them.
+// device's own calls, including its latency, then run under it too).
 #ifndef STRATA_GPU_CACHING_ALLOCATOR_HPP
 #define STRATA_GPU_CACHING_ALLOCATOR_HPP
 
@@ -32,11 +51,20 @@
 #include <strata/gpu/stream_ordered_resource.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace strata::gpu {
+
+// A graph pool's name, two numbers as PyTorch's MempoolId_t.
+struct graph_pool_id {
+  std::uint64_t first = 0;
+  std::uint64_t second = 0;
+  friend bool operator==(const graph_pool_id&, const graph_pool_id&) = default;
+};
 
 class caching_allocator : public stream_ordered_resource<caching_allocator> {
  public:
@@ -70,8 +98,24 @@ class caching_allocator : public stream_ordered_resource<caching_allocator> {
   // queued on `s` until then before any reuse.
   void record_stream(void* p, stream s);
 
+  // `s` is about to be destroyed (call it before destroy_stream): what is
+  // cached with it waits for an event recorded on it now.
+  void stream_destroyed(stream s);
+
+  // Allocations on streams `filter` accepts come from the graph pool `id`
+  // until end_allocate_to_pool. Call it before the capture begins: it waits
+  // for the device and sets aside caching_config::graph_pool_reserve bytes (a
+  // pool begun again keeps what it has). During the capture the pool takes
+  // only that memory and segments of the cache that were idle at begin.
+  void begin_allocate_to_pool(graph_pool_id id, std::function<bool(stream)> filter);
+  void end_allocate_to_pool(graph_pool_id id);
+  // The pool's graphs will not run again: wait for the device, and hand the
+  // pool's memory back to the cache (blocks still handed out return there when freed).
+  void release_pool(graph_pool_id id);
+
   // Give every fully free segment back to the device, after waiting for the
-  // events of blocks freed under record_stream.
+  // events of blocks freed under record_stream and for the streams that last
+  // used them.
   void empty_cache();
 
   caching_stats stats() const;

@@ -2,26 +2,53 @@
 // against, so the same caching allocator, pools and tests run on the CUDA
 // runtime or on the simulated device.
 //
-// Model (CUDA's): a device hands out memory synchronously (allocate) or in
-// stream order (allocate_async, from a pool with a release threshold); work,
-// copies and event records are queued on streams and run in order per stream;
-// a stream waits on an event without blocking the host. Every call is
-// thread-safe. Failures throw device_error (see error.hpp).
+// Model (CUDA's, as its documentation states it, never kinder): a device
+// object stands for one GPU (its ordinal) and binds that GPU around each call,
+// leaving the calling thread's current device as it found it. It hands out
+// memory synchronously (allocate) or in stream order (allocate_async, from a
+// pool of its own with a release threshold). Work, copies and event records
+// are queued on streams and run in order per stream; a stream waits on an
+// event without blocking the host. Synchronous frees do not wait for queued
+// work: the caller makes sure none still uses the memory. While a stream is
+// capturing a graph, its work is recorded rather than run, and calls CUDA
+// deems unsafe (allocate, deallocate, event queries, synchronisation) fail
+// with errc::capture. Every call is thread-safe. Failures throw device_error
+// (see error.hpp).
 #ifndef STRATA_GPU_DEVICE_HPP
 #define STRATA_GPU_DEVICE_HPP
 
 #include <strata/gpu/error.hpp>
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace strata::gpu {
 
-// An ordered queue of device work. The null stream is the device's default stream.
+// An ordered queue of device work, named by its handle. Besides the handles
+// create_stream returns, CUDA's special ones: the null handle and legacy() name
+// the device's legacy default stream, per_thread() the calling thread's own
+// default stream on the device (one per host thread). A handle is only a name:
+// CUDA hands a destroyed stream's handle to the next stream it creates, so
+// the same handle may name another stream later (see device::identify).
 struct stream {
   void* handle = nullptr;
+
+  // cudaStreamLegacy: the same stream as the null handle.
+  static stream legacy() noexcept { return stream{reinterpret_cast<void*>(std::uintptr_t{1})}; }
+  // cudaStreamPerThread: a different stream on every host thread.
+  static stream per_thread() noexcept { return stream{reinterpret_cast<void*>(std::uintptr_t{2})}; }
+  bool is_per_thread() const noexcept { return *this == per_thread(); }
+  bool is_legacy() const noexcept { return handle == nullptr || *this == legacy(); }
+
   friend bool operator==(stream, stream) = default;
 };
+
+// What a stream is, rather than what names it: unique for the life of the
+// process (cudaStreamGetId), so a recycled handle gets a new id, and the
+// per-thread handle a different id on every thread.
+using stream_id = std::uint64_t;
 
 // A marker recorded on a stream: it completes when everything queued on that
 // stream before it has run. An event never recorded counts as complete.
@@ -29,6 +56,25 @@ struct event {
   void* handle = nullptr;
   friend bool operator==(event, event) = default;
 };
+
+// Whether an event can measure time (cudaEventDisableTiming is the default
+// here: such events are cheaper to record and to wait on).
+enum class event_timing { disabled, enabled };
+
+// A captured sequence of stream work, instantiated and ready to launch.
+struct graph {
+  void* handle = nullptr;
+  friend bool operator==(graph, graph) = default;
+};
+
+// How a capture restricts unsafe calls (cudaStreamCaptureMode): global forbids
+// them on every thread while it lasts, this_thread only on the capturing
+// thread, relaxed nowhere.
+enum class capture_mode { global, this_thread, relaxed };
+
+// Where a stream stands (cudaStreamIsCapturing): not capturing, capturing, or
+// capturing a sequence an illegal call has invalidated.
+enum class capture_status { none, active, invalidated };
 
 // Device memory as cudaMemGetInfo reports it.
 struct memory_info {
@@ -55,8 +101,11 @@ enum class memory_advice {
   unset_accessed_by,
 };
 
-// Host work run in stream order: the simulated backend's stand-in for a kernel.
-// It must not call back into the device (CUDA forbids it in host functions).
+// Host work run in stream order (cudaLaunchHostFunc). CUDA runs host
+// functions on one internal thread, one after another, so a host function that
+// blocks holds every stream's host functions. It must not call the device
+// (CUDA forbids it) and must not throw: an exception it lets out is kept, and
+// the next synchronize (device, stream or event) throws it as device_error.
 using host_work = std::function<void()>;
 
 class device {
@@ -65,9 +114,12 @@ class device {
 
   // "simulated" or "cuda", for reports.
   virtual const char* backend_name() const noexcept = 0;
+  // Which GPU this is (the CUDA device ordinal).
+  virtual int ordinal() const noexcept = 0;
 
   // ---- synchronous device memory (cudaMalloc / cudaFree) -------------------
-  // Memory for any stream; freeing it waits for the whole device first.
+  // Memory for any stream. Freeing does not wait for queued work that may
+  // still use the block (CUDA only says it may): wait for it first.
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void deallocate(void* p) = 0;
 
@@ -83,10 +135,12 @@ class device {
   virtual void trim_to(std::size_t bytes) = 0;
 
   // ---- host memory -----------------------------------------------------------
-  // Page-locked host memory for fast, asynchronous transfers.
+  // Page-locked host memory for fast, asynchronous transfers. Freeing does
+  // not wait for queued copies that use it either.
   virtual void* allocate_pinned(std::size_t bytes) = 0;
   virtual void deallocate_pinned(void* p) = 0;
-  // Memory both the host and the device may touch (unified memory).
+  // Memory both the host and the device may touch (unified memory); freeing
+  // does not wait for queued work.
   virtual void* allocate_managed(std::size_t bytes) = 0;
   virtual void deallocate_managed(void* p) = 0;
   // cudaMemPrefetchAsync: migrate managed pages to `to` in the order of `s`.
@@ -100,16 +154,23 @@ class device {
   virtual void host_access(const void* p, std::size_t bytes) = 0;
 
   // ---- streams ---------------------------------------------------------------
+  // A new stream that does not synchronise with the legacy default stream
+  // (cudaStreamNonBlocking).
   virtual stream create_stream() = 0;
-  // Destroying a stream lets its queued work finish.
+  // Returns at once: work already queued still runs. The handle may name a
+  // new stream from the next create_stream on; using it before is an error.
   virtual void destroy_stream(stream s) = 0;
+  // The stream `s` names now, for the calling thread (an unknown or destroyed
+  // handle is invalid_argument).
+  virtual stream_id identify(stream s) = 0;
   // Block the host until everything queued on `s` has run.
   virtual void synchronize(stream s) = 0;
   // Block the host until everything queued on every stream has run.
   virtual void synchronize() = 0;
 
   // ---- events ----------------------------------------------------------------
-  virtual event create_event() = 0;
+  virtual event create_event(event_timing timing) = 0;
+  event create_event() { return create_event(event_timing::disabled); }
   virtual void destroy_event(event e) = 0;
   virtual void record(event e, stream s) = 0;
   // True once the work before the event's latest record has run.
@@ -117,6 +178,20 @@ class device {
   virtual void synchronize(event e) = 0;
   // Make later work on `s` wait for `e` (its latest record); the host goes on.
   virtual void wait(stream s, event e) = 0;
+  // The time between two completed records of timing events (cudaEventElapsedTime).
+  virtual std::chrono::nanoseconds elapsed(event start, event end) = 0;
+
+  // ---- graph capture -----------------------------------------------------------
+  // From now on work queued on `s` is recorded, not run, until end_capture
+  // (cudaStreamBeginCapture; not on the legacy stream).
+  virtual void begin_capture(stream s, capture_mode mode) = 0;
+  // The recorded work as a graph to launch (throws errc::capture when an
+  // illegal call invalidated the capture; the stream stops capturing either way).
+  virtual graph end_capture(stream s) = 0;
+  virtual capture_status capture_state(stream s) = 0;
+  // Queue the graph's work on `s`.
+  virtual void launch(graph g, stream s) = 0;
+  virtual void destroy_graph(graph g) = 0;
 
   // ---- work and copies ---------------------------------------------------------
   virtual void copy_async(void* dst, const void* src, std::size_t bytes, copy_kind kind,

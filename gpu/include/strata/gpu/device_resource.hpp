@@ -4,12 +4,13 @@
 //   void* p = direct.allocate(bytes, stream);   // device::allocate
 //   direct.deallocate(p, bytes, stream);        // device::deallocate
 //
-// The stream forms behave as cudaMalloc and cudaFree do: allocation is
-// synchronous, so the memory is usable on every stream at once, and freeing
-// waits for the whole device first, so work still queued on `stream` (or any
-// other) is done with the block before it goes. Every call costs the device's
-// allocation latency; the pools exist to avoid it. A reference to a device:
-// copies share it, and two resources are equal when they name one device.
+// Allocation is synchronous (cudaMalloc), so the memory is usable on every
+// stream at once. cudaFree does not promise to wait for queued work, so the
+// stream form of deallocate first waits for the work queued on `stream` (the
+// host blocks); the synchronous form frees at once, for memory no queued work
+// uses any more. Every call costs the device's allocation latency; the pools
+// exist to avoid it. A reference to a device: copies share it, and two
+// resources are equal when they name one device.
 #ifndef STRATA_GPU_DEVICE_RESOURCE_HPP
 #define STRATA_GPU_DEVICE_RESOURCE_HPP
 
@@ -49,8 +50,9 @@ class device_resource : public stream_ordered_resource<device_resource> {
   void* allocate_on(std::size_t bytes, std::size_t alignment, stream) {
     return allocate_now(bytes, alignment);
   }
-  // cudaFree waits for the device, so work queued on the stream is done first.
-  void deallocate_on(void* p, std::size_t bytes, std::size_t alignment, stream) {
+  // The work queued on the stream may still use the block: it runs first.
+  void deallocate_on(void* p, std::size_t bytes, std::size_t alignment, stream s) {
+    device_->synchronize(s);
     deallocate_now(p, bytes, alignment);
   }
   void* allocate_now(std::size_t bytes, std::size_t alignment) {

@@ -33,7 +33,8 @@ class device_upstream {
     }
   }
 
-  // The region goes back to the device, which first waits for its queued work.
+  // The region goes back to the device at once: the pool gives back only
+  // regions whose blocks no queued work uses (their frees' events completed).
   // Host algorithms give regions back from noexcept paths: a device that
   // refuses its own region terminates.
   void deallocate(void* p, std::size_t, std::size_t) noexcept { device_->deallocate(p); }

@@ -3,8 +3,11 @@
 // A device call that fails throws device_error carrying an errc: out_of_memory
 // when the device (or its capacity limit, or an injected failure) cannot
 // satisfy an allocation, invalid_argument for a bad pointer, handle or size,
-// no_device when no device can be opened, and backend for any other failure
-// the backend reports (the message names the call and the backend's error).
+// no_device when no device can be opened, capture for a call that is illegal
+// while a stream is capturing (or a capture such a call invalidated),
+// not_ready for a result the device has not reached yet (elapsed time of an
+// event still queued), and backend for any other failure the backend reports
+// (the message names the call and the backend's error).
 #ifndef STRATA_GPU_ERROR_HPP
 #define STRATA_GPU_ERROR_HPP
 
@@ -17,6 +20,8 @@ enum class errc {
   out_of_memory,
   invalid_argument,
   no_device,
+  capture,
+  not_ready,
   backend,
 };
 

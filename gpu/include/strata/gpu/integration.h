@@ -6,11 +6,13 @@
  * One strata::gpu::caching_allocator per CUDA device over the CUDA backend,
  * made on the first allocation on that device and configured then from
  * STRATA_GPU_ALLOC_CONF (max_split_size_mb, roundup_power2_divisions,
- * garbage_collection_threshold; backend must stay native). It lives as long as
- * the process: frees may arrive from other libraries' destructors at exit.
- * Each call runs with `device` as the calling thread's current CUDA device and
- * restores the previous one before it returns. The library is built only
- * where CMake finds the CUDA toolkit, and needs a GPU to hand out memory.
+ * garbage_collection_threshold, graph_pool_reserve_mb; backend must stay
+ * native). It lives as long as the process: frees may arrive from other
+ * libraries' destructors at exit. Each call runs with `device` as the calling
+ * thread's current CUDA device and restores the previous one before it
+ * returns; a device number CUDA does not have is ENODEV for every entry point.
+ * The library is built only where CMake finds the CUDA toolkit, and needs a
+ * GPU to hand out memory.
  *
  * Failures. The C entry points never throw: strata_gpu_malloc returns NULL and
  * the others -1 (strata_gpu_snapshot_json 0), with errno set (ENOMEM: out of
@@ -20,8 +22,9 @@
  * strata_gpu_last_error(). strata_gpu_torch_malloc throws the allocator's
  * exception instead (a std::exception whose what() says why), because PyTorch
  * uses the pointer its allocator returns without checking it and calls it
- * from C++, which turns the exception into a Python RuntimeError. Freeing a
- * pointer the allocator did not hand out prints one line and aborts. */
+ * from C++, which turns the exception into a Python RuntimeError (the
+ * extension strata_gpu.py builds raises torch.OutOfMemoryError instead).
+ * Freeing a pointer the allocator did not hand out prints one line and aborts. */
 #ifndef STRATA_GPU_INTEGRATION_H
 #define STRATA_GPU_INTEGRATION_H
 

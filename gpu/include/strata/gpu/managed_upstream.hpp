@@ -50,7 +50,8 @@ class managed_upstream {
     return p;
   }
 
-  // The region goes back to the device, which first waits for its queued work.
+  // The region goes back to the device at once: the pool gives back only
+  // regions whose blocks no queued work uses.
   void deallocate(void* p, std::size_t, std::size_t) noexcept { device_->deallocate_managed(p); }
 
   bool is_equal(const managed_upstream& other) const noexcept { return device_ == other.device_; }

@@ -8,12 +8,6 @@
 
 namespace strata::gpu {
 
-// Which allocator a program that reads STRATA_GPU_ALLOC_CONF should build:
-// this caching allocator (native) or the device's own stream-ordered pool
-// (async: cudaMallocAsync, strata's async_resource). The caching allocator
-// itself does not look at it.
-enum class allocator_backend { native, async };
-
 struct caching_config {
   // Blocks at least this large are never split, and serve only requests of
   // similar size (at most `large_segment` bytes smaller), so a large block is
@@ -27,7 +21,9 @@ struct caching_config {
   // above this fraction of the device's memory, give back the free segments
   // that have been free the longest. 0 turns garbage collection off.
   double garbage_collection_threshold = 0.0;
-  allocator_backend backend = allocator_backend::native;
+  // Bytes each graph pool sets aside when it begins, before its capture
+  // starts (a capture takes no memory from the device while it runs).
+  std::size_t graph_pool_reserve = 0;
   // Entries the trace ring keeps; 0 records nothing.
   std::size_t trace_capacity = 4096;
 
@@ -44,8 +40,10 @@ struct caching_config {
 
 // Parse "key:value,key:value" with the keys max_split_size_mb (an integer of
 // MiB, above the small-request limit), roundup_power2_divisions (a power of
-// two), garbage_collection_threshold (a fraction in (0, 1)) and backend
-// (native or cudaMallocAsync, as PyTorch spells it) over `base`.
+// two), garbage_collection_threshold (a fraction in (0, 1)) and
+// graph_pool_reserve_mb (an integer of MiB) over `base`. backend:native is
+// accepted (it is what this allocator is); backend:cudaMallocAsync is refused,
+// naming strata's async_resource and the frameworks' own pools instead.
 // A bad key or value throws std::invalid_argument naming it.
 caching_config parse_caching_config(std::string_view text, caching_config base = {});
 

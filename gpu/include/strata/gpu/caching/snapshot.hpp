@@ -52,6 +52,7 @@ struct segment_info {
   std::size_t size;
   stream on;  // the stream it was taken for
   bool small;
+  bool graph_pool;  // set aside for a CUDA graph's capture
   std::size_t allocated;
   std::size_t active;
   std::size_t requested;
@@ -59,6 +60,7 @@ struct segment_info {
 };
 
 struct memory_snapshot {
+  int device = 0;                      // the device's ordinal
   std::vector<segment_info> segments;  // in address order
   std::vector<trace_entry> trace;      // oldest first
   caching_stats stats;
