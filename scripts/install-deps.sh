@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian 12 packages strata needs, or name them and fail when not root.
 # Usage: scripts/install-deps.sh build|test|bench
+#        scripts/install-deps.sh cuda12 [DIR]   (prints the CUDA 12 toolkit root)
 set -euo pipefail
 
 build_pkgs=(cmake ninja-build g++ pkg-config libgtest-dev libbenchmark-dev)
@@ -9,29 +10,89 @@ test_pkgs=(clang-format python3 sqlite3 git gcc time libpython3.11-testsuite cla
 bench_pkgs=(libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libtbb-dev python3-matplotlib
             valgrind time redis-server redis-tools)
 
+# cuda12: most PyTorch and CuPy wheels link CUDA 12 while the system has 13, so
+# the GPU backend is also built against a CUDA 12 toolkit root (headers and
+# libcudart; the CUDA 12 wheels carry no nvcc) assembled in DIR, default
+# build/cuda12-toolkit, from NVIDIA's PyPI wheels: pip --target, nothing system-wide.
+# These are the wheels of 12.9.1, the last CUDA 12 release; CCCL's too, so that
+# cuda/, cub/ and thrust/ never fall through to the system's 13 in /usr/local/include.
+cuda12_release=12.9.1
+cuda12_wheels=(nvidia-cuda-runtime-cu12==12.9.79 nvidia-cuda-nvcc-cu12==12.9.86
+               nvidia-cuda-cccl-cu12==12.9.27)
+
+install_cuda12() {
+  local root=$1 stamp="${cuda12_wheels[*]}"
+  if [ "$(cat "$root/.strata-cuda12" 2>/dev/null)" = "$stamp" ]; then
+    echo "$root"
+    return
+  fi
+  echo "strata: CUDA $cuda12_release from PyPI into $root" >&2
+  rm -rf "$root"
+  mkdir -p "$root"/{include,lib64,bin}
+  python3 -m pip install -q --no-deps --only-binary=:all: --no-compile \
+    --root-user-action=ignore --target "$root/pip" "${cuda12_wheels[@]}" >&2
+  # Relative links from here on, so the root can be moved. One include/ as a
+  # toolkit has it: cuda_runtime.h includes crt/host_config.h, which only the
+  # nvcc wheel ships. ln fails on a name two wheels share.
+  local nv=../pip/nvidia entry
+  for entry in "$root"/pip/nvidia/cuda_{runtime,nvcc,cccl}/include/*; do
+    case $entry in */__init__.py) continue ;; esac
+    ln -s "$nv/${entry#"$root/pip/nvidia/"}" "$root/include/"
+  done
+  for entry in libcudart.so.12 libcudart_static.a libcudadevrt.a libculibos.a; do
+    ln -s "$nv/cuda_runtime/lib/$entry" "$root/lib64/"
+  done
+  # The wheel has only the soname; find_library looks for the link name.
+  ln -s libcudart.so.12 "$root/lib64/libcudart.so"
+  ln -s "$nv/cuda_nvcc/bin/ptxas" "$root/bin/"
+  ln -s pip/nvidia/cuda_nvcc/nvvm "$root/nvvm"
+  # Without nvcc, FindCUDAToolkit takes the root and the version from version.txt
+  # (CMake 3.25), newer CMake from version.json.
+  echo "CUDA Version $cuda12_release" >"$root/version.txt"
+  printf '{ "cuda": { "name": "CUDA SDK", "version": "%s" } }\n' "$cuda12_release" >"$root/version.json"
+  if ! grep -q '^#define CUDART_VERSION  *12' "$root/include/cuda_runtime_api.h"; then
+    echo "strata: $root/include/cuda_runtime_api.h is not CUDA 12's" >&2
+    exit 1
+  fi
+  # Written last: an interrupted run leaves no stamp and is redone.
+  echo "$stamp" >"$root/.strata-cuda12"
+  echo "$root"
+}
+
+mode=${1:-build}
 want=("${build_pkgs[@]}")
-case "${1:-build}" in
+case "$mode" in
   build) ;;
   # The test run builds the benchmarks too (their micro-benchmarks include mimalloc.h)
   # and smoke-tests strata-bench against the competitors.
   test) want+=("${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
   bench) want+=("${bench_pkgs[@]}") ;;
-  *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
+  cuda12)
+    want=()
+    python3 -m pip --version >/dev/null 2>&1 || want=(python3-pip) ;;
+  *) echo "usage: $0 build|test|bench|cuda12 [DIR]" >&2; exit 2 ;;
 esac
 
 missing=()
 for pkg in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
-if [ "$(id -u)" -eq 0 ]; then
-  echo "strata: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-else
-  echo "strata: missing Debian packages: ${missing[*]}" >&2
-  echo "strata: run as root, or: sudo apt-get install ${missing[*]}" >&2
-  exit 1
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "strata: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "strata: missing Debian packages: ${missing[*]}" >&2
+    echo "strata: run as root, or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+if [ "$mode" = cuda12 ]; then
+  root=${2:-$(cd "$(dirname "$0")/.." && pwd)/build/cuda12-toolkit}
+  mkdir -p "$(dirname "$root")"
+  install_cuda12 "$(cd "$(dirname "$root")" && pwd)/$(basename "$root")"
 fi
