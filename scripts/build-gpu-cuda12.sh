@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the GPU targets (strata_gpu, strata_gpu_cuda, libstrata-gpu-alloc.so)
+# Build the GPU targets (strata_gpu, strata_gpu_cuda, libstrata-gpu-alloc.so and
+# the emulated CUDA runtime the tests run the backend on)
 # against CUDA 12, the version most PyTorch and CuPy wheels link, in a tree of
 # their own, and fail unless CUDA 12 is really what they were built with: the
 # system's CUDA 13 sits on the compiler's and linker's default paths
@@ -47,7 +48,7 @@ if grep -o -E '[^ ]*/usr/local/[^ ]*' <<<"$commands"; then
 fi
 
 "${clean_env[@]}" cmake --build "$tree" -j "$(nproc)" \
-  --target strata_gpu strata_gpu_cuda strata_gpu_alloc
+  --target strata_gpu strata_gpu_cuda strata_gpu_alloc strata_gpu_emulated_runtime strata_gpu_cuda_emulated
 
 # Every header the compiler read: CUDA's from the root, none from the system's
 # CUDA 13 in /usr/local/include, where a header the root lacked would come from.
