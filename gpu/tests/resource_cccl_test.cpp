@@ -3,9 +3,11 @@
 #include <strata/gpu/cccl.hpp>
 
 #include <strata/gpu/async_resource.hpp>
+#include <strata/gpu/caching_allocator.hpp>
 #include <strata/gpu/device_pool.hpp>
 #include <strata/gpu/device_resource.hpp>
 #include <strata/gpu/managed_pool.hpp>
+#include <strata/gpu/pinned_pool.hpp>
 #include <strata/gpu/simulated.hpp>
 
 #include <gtest/gtest.h>
@@ -27,6 +29,10 @@ static_assert(!cuda::has_property<device_pool, host_accessible>);
 static_assert(!cuda::has_property<async_resource, host_accessible>);
 // Managed memory is both: either side may touch it.
 static_assert(cuda::mr::async_resource_with<managed_pool, device_accessible, host_accessible>);
+static_assert(cuda::mr::async_resource_with<caching_allocator, device_accessible>);
+static_assert(!cuda::has_property<caching_allocator, host_accessible>);
+// Pinned memory is host memory the device reaches: both, synchronous only.
+static_assert(cuda::mr::resource_with<pinned_pool, host_accessible, device_accessible>);
 
 TEST(cccl, ResourceRefTakesAStrataResource) {
   simulated_device dev;
@@ -35,6 +41,21 @@ TEST(cccl, ResourceRefTakesAStrataResource) {
   void* p = ref.allocate(1024, 256);
   EXPECT_NE(p, nullptr);
   ref.deallocate(p, 1024, 256);
+}
+
+TEST(cccl, ResourceRefsTakeTheCachingAllocatorAndThePinnedPool) {
+  simulated_device dev;
+  caching_allocator cache(dev);
+  cuda::mr::async_resource_ref<device_accessible> device_ref(cache);
+  void* p = device_ref.allocate(4096, 256);
+  EXPECT_EQ(cache.stats().all.allocation.current, 1);
+  device_ref.deallocate(p, 4096, 256);
+  pinned_pool staging(dev);
+  cuda::mr::resource_ref<host_accessible, device_accessible> pinned_ref(staging);
+  void* q = pinned_ref.allocate(100, 64);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(q) % 4096, 0u);
+  pinned_ref.deallocate(q, 100, 64);
+  EXPECT_EQ(staging.statistics().bytes_in_use, 0u);
 }
 
 }  // namespace

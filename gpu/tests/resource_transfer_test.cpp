@@ -8,6 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 namespace strata::gpu::testing {
 namespace {
 
@@ -42,10 +46,40 @@ TYPED_TEST(transfer_meter_contract, BytesAddUpPerDirection) {
   EXPECT_EQ(d2h.bytes, 72 * kib);
   EXPECT_EQ(d2h.copies, 2u);
   EXPECT_EQ(meter.submitted(copy_kind::device_to_host), 72 * kib);
-  EXPECT_GE(h2d.bandwidth(), 0.0);
+  // The time is the device's measure of the copies themselves: positive, and
+  // the bandwidth is bytes over it.
+  EXPECT_GT(h2d.busy_ns, 0u);
+  EXPECT_GT(d2h.busy_ns, 0u);
+  EXPECT_DOUBLE_EQ(h2d.bandwidth(),
+                   static_cast<double>(h2d.bytes) * 1e9 / static_cast<double>(h2d.busy_ns));
   dev.deallocate(first);
   dev.deallocate(second);
   dev.destroy_stream(s);
+}
+
+// The device times the copy with events: a host function blocking on another
+// stream (CUDA runs all host functions on one thread) neither holds the
+// metered stream nor delays the count.
+TYPED_TEST(transfer_meter_contract, ACopyIsTimedWithoutHostFunctions) {
+  device& dev = *this->dev;
+  transfer_meter meter(dev);
+  const stream busy = dev.create_stream();
+  const stream copying = dev.create_stream();
+  pinned_buffer host(dev, 16 * kib);
+  void* block = dev.allocate(16 * kib);
+  std::atomic<bool> host_function_done{false};
+  dev.launch_host(busy, [&host_function_done] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    host_function_done = true;
+  });
+  meter.copy(block, host.data(), 16 * kib, copy_kind::host_to_device, copying);
+  dev.synchronize(copying);
+  EXPECT_EQ(meter.totals(copy_kind::host_to_device).copies, 1u);
+  EXPECT_FALSE(host_function_done);
+  dev.synchronize(busy);
+  dev.deallocate(block);
+  dev.destroy_stream(busy);
+  dev.destroy_stream(copying);
 }
 
 TYPED_TEST(transfer_meter_contract, QueuedCopiesAreSubmittedButNotYetCounted) {

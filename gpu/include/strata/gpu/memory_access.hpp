@@ -7,14 +7,16 @@
 
 namespace strata::gpu {
 
-// managed: both the host and the device (unified memory).
-enum class memory_access { none, device, host, managed };
+// managed: both the host and the device (unified memory); pinned: host
+// memory the device reaches too (page-locked, mapped for the device).
+enum class memory_access { none, device, host, managed, pinned };
 
 // Whether memory a resource hands out offers the access a property asks for.
 constexpr bool offers(memory_access resource, memory_access wanted) noexcept {
   if (wanted == memory_access::none) return false;
-  return resource == wanted || (resource == memory_access::managed &&
-                                (wanted == memory_access::device || wanted == memory_access::host));
+  const bool both = resource == memory_access::managed || resource == memory_access::pinned;
+  return resource == wanted ||
+         (both && (wanted == memory_access::device || wanted == memory_access::host));
 }
 
 // The access a property type stands for; none unless a bridge says otherwise.

@@ -50,7 +50,7 @@ struct pinned_pool_statistics {
 
 class pinned_pool {
  public:
-  static constexpr memory_access access = memory_access::host;
+  static constexpr memory_access access = memory_access::pinned;
 
   explicit pinned_pool(device& dev, pinned_pool_config config = {})
       : device_(&dev), min_bytes_(std::bit_ceil(config.min_bytes == 0 ? 1 : config.min_bytes)) {}
@@ -86,6 +86,29 @@ class pinned_pool {
   // The host is done with the buffer and no queued work uses it.
   void deallocate(void* p, std::size_t bytes) { give_back(p, bytes, std::nullopt); }
 
+  // CCCL's synchronous resource spelling: buffers are page-aligned, so any
+  // alignment up to a page is met.
+  void* allocate(std::size_t bytes, std::size_t alignment) {
+    check_alignment(alignment);
+    return allocate(bytes);
+  }
+  void deallocate(void* p, std::size_t bytes, std::size_t alignment) {
+    check_alignment(alignment);
+    deallocate(p, bytes);
+  }
+  void* allocate_sync(std::size_t bytes, std::size_t alignment) {
+    return allocate(bytes, alignment);
+  }
+  void deallocate_sync(void* p, std::size_t bytes, std::size_t alignment) {
+    deallocate(p, bytes, alignment);
+  }
+
+  // CCCL's get_property, for the property types a bridge (cccl.hpp) maps to
+  // pinned memory's access: the host's and the device's.
+  template <class Property>
+  requires(offers(memory_access::pinned, property_access<Property>)) friend constexpr void
+      get_property(const pinned_pool&, Property) noexcept {}
+
   // The buffer's last use was work queued on `s` (a copy from or into it):
   // reusable once an event recorded on `s` now has completed.
   void deallocate(void* p, std::size_t bytes, stream s) { give_back(p, bytes, s); }
@@ -113,6 +136,14 @@ class pinned_pool {
     void* p;
     std::optional<event> released;  // recorded on the stream of its last use
   };
+
+  // Buffers start on a page: a stricter alignment cannot be promised.
+  static void check_alignment(std::size_t alignment) {
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > 4096)
+      throw device_error(errc::invalid_argument, "pinned_pool: alignment " +
+                                                     std::to_string(alignment) +
+                                                     " is not a power of two up to 4096");
+  }
 
   // The power of two that serves `bytes`; above the largest, out of memory.
   std::size_t buffer_size(std::size_t bytes) const {

@@ -114,16 +114,14 @@ class tracking : public stream_ordered_resource<tracking<Upstream, Enabled, Stac
   using base::deallocate;
 
   // ---- transfers ---------------------------------------------------------------
-  // device::copy_async on `s`, timed in stream order and counted per direction.
+  // device::copy_async on `s`, timed by the device's events and counted per direction.
   void copy(void* dst, const void* src, std::size_t bytes, copy_kind kind, stream s) {
     meter_.copy(dst, src, bytes, kind, s);
   }
   // The completed copies of one direction: bytes, copies, achieved bandwidth.
-  transfer_totals transfers(copy_kind kind) const noexcept { return meter_.totals(kind); }
+  transfer_totals transfers(copy_kind kind) const { return meter_.totals(kind); }
   // Bytes queued in one direction, completed or not.
-  std::uint64_t transfers_submitted(copy_kind kind) const noexcept {
-    return meter_.submitted(kind);
-  }
+  std::uint64_t transfers_submitted(copy_kind kind) const { return meter_.submitted(kind); }
 
   // ---- records -----------------------------------------------------------------
   std::size_t live_blocks() const { return records_.live_blocks(); }
@@ -162,11 +160,12 @@ class tracking : public stream_ordered_resource<tracking<Upstream, Enabled, Stac
     records_.deallocate(p, bytes, alignment);
   }
 
-  // Declared in this order so the meter's queued stamps run first when the
-  // adaptor goes, and the upstream outlives the records that name it.
+  // Declared in this order so the meter waits for its copies first when the
+  // adaptor goes, and the upstream outlives the records that name it. The
+  // meter asks the device which copies completed, even for a const reader.
   Upstream upstream_;
   records_type records_;
-  transfer_meter meter_;
+  mutable transfer_meter meter_;
 };
 
 }  // namespace strata::gpu

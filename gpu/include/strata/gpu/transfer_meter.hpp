@@ -5,24 +5,24 @@
 //   meter.copy(device_block, host_buffer, bytes, copy_kind::host_to_device, s);
 //   meter.totals(copy_kind::host_to_device).bandwidth();  // bytes per second
 //
-// copy() wraps device::copy_async between two host functions in stream order:
-// the first stamps the time the stream reaches the copy, the second the time
-// it has finished, and adds the bytes and the interval to its direction. So a
-// copy's time excludes the work queued before it, and the host never waits.
-// Totals count completed copies; submitted() counts what was queued.
-// Thread-safe (counters are atomics). Destruction waits for the meter's
-// queued stamps to run.
+// copy() wraps device::copy_async between two timing events recorded on the
+// stream, so a copy's time is the device's own measure of it, excluding the
+// work queued before it, and neither the stream nor the host waits for a
+// callback. A copy counts once its end event has completed: totals() asks the
+// device, without blocking, which copies have; submitted() counts what was
+// queued. Event pairs are reused. Thread-safe (one mutex). Destruction waits
+// for the copies still in flight.
 #ifndef STRATA_GPU_TRANSFER_METER_HPP
 #define STRATA_GPU_TRANSFER_METER_HPP
 
 #include <strata/gpu/device.hpp>
 
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <mutex>
+#include <vector>
 
 namespace strata::gpu {
 
@@ -44,72 +44,95 @@ class transfer_meter {
   transfer_meter(const transfer_meter&) = delete;
   transfer_meter& operator=(const transfer_meter&) = delete;
 
-  // The end stamps capture the meter: they must run before it goes.
+  // The copies in flight are waited for, then every event goes back.
   ~transfer_meter() {
-    for (std::size_t n = in_flight_.load(); n != 0; n = in_flight_.load()) in_flight_.wait(n);
-  }
-
-  // device::copy_async, timed in stream order and counted when it completes.
-  void copy(void* dst, const void* src, std::size_t bytes, copy_kind kind, stream s) {
-    auto started = std::make_shared<std::chrono::steady_clock::time_point>();
-    device_->launch_host(s, [started] { *started = std::chrono::steady_clock::now(); });
-    device_->copy_async(dst, src, bytes, kind, s);
-    submitted_[index(kind)].fetch_add(bytes, std::memory_order_relaxed);
-    in_flight_.fetch_add(1);
     try {
-      device_->launch_host(s, [this, started, bytes, kind] { complete(*started, bytes, kind); });
-    } catch (...) {
-      finish_one();
-      throw;
+      for (const in_flight& copy : in_flight_) device_->synchronize(copy.marks.end);
+      for (const in_flight& copy : in_flight_) release(copy.marks);
+      for (const event_pair& spare : spare_) release(spare);
+    } catch (const device_error&) {
+      // A device failing at shutdown has nothing left to count.
     }
   }
 
-  // The completed copies of one direction.
-  transfer_totals totals(copy_kind kind) const noexcept {
-    const direction& d = directions_[index(kind)];
-    transfer_totals t;
-    t.bytes = d.bytes.load(std::memory_order_relaxed);
-    t.copies = d.copies.load(std::memory_order_relaxed);
-    t.busy_ns = d.busy_ns.load(std::memory_order_relaxed);
-    return t;
+  // device::copy_async between two timing events, counted once it completes.
+  void copy(void* dst, const void* src, std::size_t bytes, copy_kind kind, stream s) {
+    std::lock_guard lock(mutex_);
+    const event_pair pair = take_marks();
+    try {
+      device_->record(pair.start, s);
+      device_->copy_async(dst, src, bytes, kind, s);
+      device_->record(pair.end, s);
+    } catch (...) {
+      spare_.push_back(pair);
+      throw;
+    }
+    in_flight_.push_back({pair, bytes, kind});
+    submitted_[index(kind)] += bytes;
+  }
+
+  // The completed copies of one direction, after asking which have completed.
+  transfer_totals totals(copy_kind kind) {
+    std::lock_guard lock(mutex_);
+    collect();
+    return totals_[index(kind)];
   }
 
   // Bytes queued in one direction, completed or not.
-  std::uint64_t submitted(copy_kind kind) const noexcept {
-    return submitted_[index(kind)].load(std::memory_order_relaxed);
+  std::uint64_t submitted(copy_kind kind) const {
+    std::lock_guard lock(mutex_);
+    return submitted_[index(kind)];
   }
 
  private:
-  struct direction {
-    std::atomic<std::uint64_t> bytes{0};
-    std::atomic<std::uint64_t> copies{0};
-    std::atomic<std::uint64_t> busy_ns{0};
+  struct event_pair {
+    event start;
+    event end;
+  };
+  struct in_flight {
+    event_pair marks;
+    std::size_t bytes;
+    copy_kind kind;
   };
 
   static std::size_t index(copy_kind kind) noexcept { return static_cast<std::size_t>(kind); }
 
-  // Runs in stream order after the copy: count it, then release the meter.
-  void complete(std::chrono::steady_clock::time_point started, std::size_t bytes,
-                copy_kind kind) noexcept {
-    auto elapsed = std::chrono::steady_clock::now() - started;
-    direction& d = directions_[index(kind)];
-    d.busy_ns.fetch_add(static_cast<std::uint64_t>(
-                            std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()),
-                        std::memory_order_relaxed);
-    d.bytes.fetch_add(bytes, std::memory_order_relaxed);
-    d.copies.fetch_add(1, std::memory_order_release);
-    finish_one();
+  // A pair of timing events, reused from completed copies when possible.
+  event_pair take_marks() {
+    if (!spare_.empty()) {
+      const event_pair pair = spare_.back();
+      spare_.pop_back();
+      return pair;
+    }
+    return {device_->create_event(event_timing::enabled),
+            device_->create_event(event_timing::enabled)};
   }
 
-  // One queued end stamp fewer; wake a destructor waiting for none.
-  void finish_one() noexcept {
-    if (in_flight_.fetch_sub(1) == 1) in_flight_.notify_all();
+  void release(const event_pair& pair) {
+    device_->destroy_event(pair.start);
+    device_->destroy_event(pair.end);
+  }
+
+  // Count the copies whose end event completed; their events become spares.
+  void collect() {
+    std::erase_if(in_flight_, [this](const in_flight& copy) {
+      if (!device_->query(copy.marks.end)) return false;
+      transfer_totals& t = totals_[index(copy.kind)];
+      t.busy_ns += static_cast<std::uint64_t>(
+          device_->elapsed(copy.marks.start, copy.marks.end).count());
+      t.bytes += copy.bytes;
+      ++t.copies;
+      spare_.push_back(copy.marks);
+      return true;
+    });
   }
 
   device* device_;
-  std::array<direction, 3> directions_;
-  std::array<std::atomic<std::uint64_t>, 3> submitted_{};
-  std::atomic<std::size_t> in_flight_{0};
+  mutable std::mutex mutex_;
+  std::vector<in_flight> in_flight_;
+  std::vector<event_pair> spare_;
+  std::array<transfer_totals, 3> totals_{};
+  std::array<std::uint64_t, 3> submitted_{};
 };
 
 }  // namespace strata::gpu
