@@ -9,8 +9,9 @@
 # Steps, each under its own time limit, each run whatever became of the ones
 # before; a step that needs a GPU is marked "skipped: no GPU" where none answers:
 #   environment          GPU, driver, CUDA, PyTorch, CuPy and tool versions
-#   torch-extension      strata's PyTorch extension, JIT-built in the background
-#                        into build/gpu-check/torch-extensions (no GPU needed)
+#   torch-extension      strata's PyTorch extension, JIT-built into
+#                        build/gpu-check/torch-extensions (no GPU needed);
+#                        these two run in the background beside the build
 #   configure, build     build/gpu-check (Release, tests, bench, the real CUDA
 #                        runtime for the GPU tests): gpu/, strata-bench, strata-malloc
 #   ctest                the GPU suite's CUDA instances and integration tests,
@@ -271,7 +272,10 @@ if gpu_present; then
 fi
 echo "gpu-check: GPU: $gpu; budget ${budget} s; output in $out"
 
-run_step 1 environment 60 - step_environment
+# The environment and the extension need neither the build nor a GPU: they run
+# beside the configure and build, and are waited for before the PyTorch steps.
+run_step 1 environment 60 - step_environment &
+environment_probe=$!
 run_step 2 torch-extension 240 - step_torch_extension &
 extension_build=$!
 run_step 3 configure 60 - step_configure
@@ -280,7 +284,7 @@ run_step 5 ctest 150 - step_ctest
 run_step 6 memcheck 120 gpu step_memcheck
 run_step 7 racecheck 120 gpu step_racecheck
 run_step 8 bench 150 - step_bench
-wait "$extension_build"
+wait "$environment_probe" "$extension_build"
 run_step 9 torch-alloc-bench 90 gpu step_torch_alloc_bench
 run_step 10 torch-e2e 150 gpu step_torch_e2e
 run_step 11 torch-graph 60 gpu step_torch_graph

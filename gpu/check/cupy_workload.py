@@ -81,8 +81,14 @@ def main():
     cupy = check_common.import_or_skip(options.out, "cupy")
     import numpy
     import strata_gpu
-    if cupy.cuda.runtime.getDeviceCount() == 0:
-        check_common.finish(options.out, "skipped", "CuPy sees no CUDA device")
+    try:
+        devices = cupy.cuda.runtime.getDeviceCount()
+    except cupy.cuda.runtime.CUDARuntimeError as error:  # no driver
+        devices, reason = 0, str(error)
+    else:
+        reason = "CuPy sees no CUDA device"
+    if devices == 0:
+        check_common.finish(options.out, "skipped", reason)
     cupy.cuda.set_allocator(strata_gpu.cupy_allocator)
     clock = check_common.Stopwatch()
     mismatches, failures = [], []

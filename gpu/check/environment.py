@@ -18,7 +18,7 @@ import check_common  # noqa: E402  (beside this file)
 def command_output(*command):
     """The command's stdout, stripped, or None when it is missing, fails or hangs."""
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=15, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() if done.returncode == 0 else None

@@ -97,7 +97,8 @@ def environment_numbers(found):
 def extension_numbers(found):
     """How long the JIT build took and where it went."""
     result = found.json("results", "torch-extension.json")
-    return result and {key: result.get(key) for key in ("seconds", "torch", "module", "reason")}
+    return result and {key: result[key] for key in ("seconds", "torch", "module", "reason")
+                       if result.get(key) is not None}
 
 
 def ctest_numbers(found):
@@ -348,7 +349,7 @@ def where_measured(name, report):
     if name not in GPU_STEPS:
         return "needs no GPU"
     if report["gpu_present"]:
-        return "measured on %s" % report["measured_on"]
+        return "measured on %s" % (report["measured_on"] or "the GPU")
     return "no GPU on this machine"
 
 

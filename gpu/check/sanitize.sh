@@ -26,10 +26,13 @@ count_cuda_tests() {
 }
 
 # Run one program under the tool; print its status and summary line, tab-separated.
+# The suites make CUDA calls fail on purpose (out of memory, foreign pointers)
+# and check the answers, so failed API calls are not reported as errors: the
+# tools judge device memory accesses and shared-memory races alone.
 sanitize_program() {
   local program=$1 log=$2 rc=0
   timeout --kill-after=10 "$per_program" compute-sanitizer --tool "$tool" \
-    --error-exitcode "$sanitizer_error" --print-limit 20 \
+    --error-exitcode "$sanitizer_error" --report-api-errors no --print-limit 20 \
     "$program" --gtest_filter='*cuda*' --gtest_brief=1 >"$log" 2>&1 || rc=$?
   local summary
   summary=$(grep -E 'SUMMARY' "$log" | tail -n 1 | sed 's/^=* *//') || true
@@ -51,6 +54,7 @@ clean=1 programs=0
 shopt -s nullglob
 for program in "$tests_dir"/gpu_caching_*_test "$tests_dir"/gpu_pool_*_test \
   "$tests_dir"/gpu_device_test; do
+  [ -x "$program" ] || continue
   name=$(basename "$program")
   programs=$((programs + 1))
   cuda_tests=$(count_cuda_tests "$program")

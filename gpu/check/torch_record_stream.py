@@ -30,7 +30,7 @@ def overlaps(first, second, size):
 
 
 def free_under_side_work(torch, side, operand, record):
-    """One round: the side stream's late write into a freed buffer, then a new main-stream tensor."""
+    """One round: a side stream's late write into a freed buffer, then a main-stream tensor."""
     main = torch.cuda.current_stream()
     buffer = torch.empty(BUFFER_ELEMENTS, device="cuda")
     side.wait_stream(main)

@@ -37,6 +37,15 @@ def _torch_with_a_gpu():
     return torch.cuda.is_available()
 
 
+def _cupy_devices():
+    """How many CUDA devices CuPy sees (0 where its runtime cannot start: no driver)."""
+    import cupy
+    try:
+        return cupy.cuda.runtime.getDeviceCount()
+    except cupy.cuda.runtime.CUDARuntimeError:
+        return 0
+
+
 def _run_fresh(code):
     """Run `code` in a fresh interpreter with this one's environment; its completed process."""
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
@@ -115,8 +124,7 @@ class LibraryTest(unittest.TestCase):
 
     @unittest.skipUnless(_importable("cupy"), "CuPy is not installed")
     def test_cupy_allocator(self):
-        import cupy
-        if cupy.cuda.runtime.getDeviceCount() == 0:
+        if _cupy_devices() == 0:
             self.skipTest("no CUDA device")
         pointer = strata_gpu.cupy_allocator(1 << 20)
         self.assertNotEqual(pointer.ptr, 0)
@@ -125,7 +133,7 @@ class LibraryTest(unittest.TestCase):
     @unittest.skipUnless(_importable("cupy"), "CuPy is not installed")
     def test_cupy_streams_are_told_to_strata_before_their_end(self):
         import cupy
-        if cupy.cuda.runtime.getDeviceCount() == 0:
+        if _cupy_devices() == 0:
             self.skipTest("no CUDA device")
         watch = strata_gpu.cupy_stream_watch(cupy)
         if watch is None:
