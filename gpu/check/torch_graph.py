@@ -1,8 +1,10 @@
-"""One CUDA graph captured and replayed with strata as PyTorch's allocator:
-torch.cuda.graph over a small model's forward step (its allocations come from
-strata's private graph pool), replayed 10 times on fresh inputs, each output
-checked against the same step run eagerly; then the graph is dropped, which
-releases its pool.
+"""CUDA graphs with strata as PyTorch's allocator. torch.cuda.graph captures a
+small model's forward step (its allocations come from strata's private graph
+pool); the graph is replayed 10 times on fresh inputs, each output checked
+against the same step run eagerly; then the output and the graph are dropped,
+which releases the pool. A second capture then drops its graph first, as
+PyTorch allows: the output, a block of the released pool, must keep its values
+while new tensors are allocated and written, until it is freed itself.
 
     python3 gpu/check/torch_graph.py --out FILE
 
@@ -60,19 +62,41 @@ def replay_and_check(torch, model, graph, static_input, static_output):
     return largest
 
 
+def output_outlives_graph(torch, model, static_input):
+    """Whether an output kept past its graph's release keeps its values under new allocations."""
+    graph, static_output = capture(torch, model, static_input)
+    graph.replay()
+    expected = static_output.clone()
+    del graph
+    torch.cuda.synchronize()
+    others = [torch.full((BATCH, WIDTH), float(n), device="cuda") for n in range(64)]
+    torch.cuda.synchronize()
+    kept = bool(torch.equal(static_output, expected))
+    del others, static_output
+    return kept
+
+
+def library_can_capture(strata_gpu, route):
+    """Why torch.cuda.graph cannot reach strata here, or None when it can."""
+    if route != "extension":
+        return ("strata went in through the plain CUDAPluggableAllocator: " +
+                strata_gpu.LOST_WITHOUT_EXTENSION)
+    missing = [name for name in GRAPH_POOL_ENTRY_POINTS if not hasattr(strata_gpu.library(), name)]
+    if missing:
+        return "%s lacks %s: torch.cuda.graph does not reach strata" % (
+            strata_gpu.library_path(), ", ".join(missing))
+    return None
+
+
 def main():
-    """Capture, replay, compare, release; strata's totals at each stage."""
+    """Capture, replay, compare, release, then an output outliving its graph; strata's totals."""
     options = check_common.arguments(__doc__).parse_args()
     os.environ.setdefault("STRATA_GPU_ALLOC_CONF", POOL_RESERVE)
     torch, route = check_common.torch_with_allocator(options.out, "strata")
     import strata_gpu
-    if route != "extension":
-        check_common.finish(options.out, "failed", "strata went in through the plain "
-                            "CUDAPluggableAllocator: " + strata_gpu.LOST_WITHOUT_EXTENSION)
-    missing = [name for name in GRAPH_POOL_ENTRY_POINTS if not hasattr(strata_gpu.library(), name)]
-    if missing:
-        check_common.finish(options.out, "failed", "%s lacks %s: torch.cuda.graph does not reach "
-                            "strata" % (strata_gpu.library_path(), ", ".join(missing)))
+    unable = library_can_capture(strata_gpu, route)
+    if unable:
+        check_common.finish(options.out, "failed", unable)
     stages = {}
     with torch.no_grad():
         model = make_model(torch)
@@ -85,13 +109,20 @@ def main():
                                 stages=stages)
         stages["after_capture"] = check_common.strata_stats()
         largest = replay_and_check(torch, model, graph, static_input, static_output)
-        del graph, static_output
+        del static_output, graph
         torch.cuda.synchronize()
         stages["after_release"] = check_common.strata_stats()
-    agreed = largest <= 1e-5
-    check_common.finish(options.out, "passed" if agreed else "failed",
-                        None if agreed else "replays differ from eager by %g" % largest,
-                        replays=REPLAYS, largest_difference=largest, stages=stages,
+        kept = output_outlives_graph(torch, model, static_input)
+        stages["after_second_release"] = check_common.strata_stats()
+    if largest > 1e-5:
+        reason = "replays differ from eager by %g" % largest
+    elif not kept:
+        reason = "an output kept past its graph's release was overwritten by later allocations"
+    else:
+        reason = None
+    check_common.finish(options.out, "failed" if reason else "passed", reason,
+                        replays=REPLAYS, largest_difference=largest,
+                        output_outliving_its_graph_kept=kept, stages=stages,
                         strata_conf=os.environ["STRATA_GPU_ALLOC_CONF"])
 
 
