@@ -167,7 +167,7 @@ step_build() {
 }
 
 step_ctest() {
-  ctest --test-dir "$build/gpu" -R 'cuda|^gpu_' -j 1 --timeout 120 --output-on-failure \
+  ctest --test-dir "$build/gpu" -R 'cuda|^gpu_' -j 1 --timeout 60 --output-on-failure \
     --output-junit "$results/ctest-junit.xml"
 }
 

@@ -3,7 +3,9 @@ then rounds that allocate arrays of varying sizes (1 K to 4 M elements),
 compute on them (elementwise, a reduction, every tenth round a matmul) and free
 them, each result compared with NumPy's. Every fifth round runs on a new
 cupy.cuda.Stream that is dropped after it, so strata hears of destroyed
-streams (strata_gpu_stream_destroyed, where the library has it).
+streams (strata_gpu_stream_destroyed, where the library has it); an array
+made on that stream outlives it, is checked after, then freed (naming the
+destroyed stream's handle, as CuPy does).
 
     python3 gpu/check/cupy_workload.py --out FILE [--rounds 200] [--threads 1]
 
@@ -43,17 +45,26 @@ def one_round(cupy, numpy, draw, index):
     return wrong
 
 
+def round_on_a_stream_of_its_own(cupy, numpy, draw, index):
+    """One round on a new stream, dropped after it; an array made there is checked after that."""
+    stream = cupy.cuda.Stream()
+    with stream:
+        wrong = one_round(cupy, numpy, draw, index)
+        survivor = cupy.arange(4096, dtype=cupy.float32)
+    stream.synchronize()
+    del stream
+    wrong += int(float(survivor.sum()) != 4095 * 4096 / 2)
+    del survivor
+    return wrong
+
+
 def rounds(cupy, numpy, count, seed, mismatches, failures):
-    """`count` rounds, every fifth on a stream of its own made and dropped around it."""
+    """`count` rounds, every fifth on a stream of its own (round_on_a_stream_of_its_own)."""
     draw = numpy.random.default_rng(seed)
     try:
         for index in range(count):
             if index % 5 == 4:
-                stream = cupy.cuda.Stream()
-                with stream:
-                    mismatches.append(one_round(cupy, numpy, draw, index))
-                stream.synchronize()
-                del stream
+                mismatches.append(round_on_a_stream_of_its_own(cupy, numpy, draw, index))
             else:
                 mismatches.append(one_round(cupy, numpy, draw, index))
     except Exception as error:  # reported with the result, not lost in a thread
