@@ -83,10 +83,11 @@ now_us() {
   echo "${EPOCHREALTIME/./}"
 }
 
-# One line of steps.tsv: position, name, status, seconds, note.
+# One line of steps.tsv: position, name, status, seconds, note (its tabs made spaces).
 record() {
-  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >>"$steps"
-  echo "gpu-check: $2: $3${5:+ ($5)} [$4 s]"
+  local note=${5//$'\t'/ }
+  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$note" >>"$steps"
+  echo "gpu-check: $2: $3${note:+ ($note)} [$4 s]"
 }
 
 # The reason a skipped Python piece gave (its last "skipped: ..." line).

@@ -368,7 +368,7 @@ def markdown(report, found):
                 step["status"] == "skipped":
             continue
         lines += ["", "## %s: %s (`%s`, %s)" % (step["title"], step["status"], step["name"],
-                                                where_measured(step["name"], report)), ""]
+                                                step["numbers_from"]), ""]
         lines += SECTIONS.get(step["name"], plain_section)(numbers)
     # ctest's failures are shown from its JUnit XML above; every other failure by its log.
     failed = [step for step in report["steps"] if step["status"] in ("failed", "timed out")
@@ -414,6 +414,8 @@ def main():
         "environment": environment,
         "steps": listed,
     }
+    for step in listed:
+        step["numbers_from"] = where_measured(step["name"], report)
     with open(found.file("gpu-check.json"), "w", encoding="utf-8") as file:
         json.dump(report, file, indent=2)
         file.write("\n")
