@@ -42,10 +42,19 @@
 #              3  no GPU: every step that could run passed, the rest were skipped
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-  sed -n '3,/^set -euo/p' "$0" | sed '$d' >&2
-  exit 2
-fi
+# The header above, as the usage text.
+usage() {
+  sed -n '3,/^set -euo/p' "$0" | sed '$d'
+}
+
+case $# in
+  1) ;;
+  *) usage >&2; exit 2 ;;
+esac
+case $1 in
+  -h | --help) usage; exit 0 ;;
+  -*) usage >&2; exit 2 ;;
+esac
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$1"
