@@ -2,8 +2,16 @@
 
 PyTorch (before its first CUDA allocation):
 
-    import strata_gpu, torch
-    torch.cuda.memory.change_current_allocator(strata_gpu.pytorch_allocator())
+    import strata_gpu
+    strata_gpu.use_with_pytorch()
+
+That builds strata's small PyTorch extension (gpu/integration/torch/) with
+PyTorch's JIT compiler once, then loads it from PyTorch's extension cache
+($TORCH_EXTENSIONS_DIR): out of memory is then torch.OutOfMemoryError,
+Tensor.record_stream and CUDA graphs (torch.cuda.graph) reach strata, and
+torch.cuda.empty_cache empties strata's cache. Where the extension cannot be
+built it warns and falls back to pytorch_allocator(), the plain
+CUDAPluggableAllocator, which carries none of those.
 
 CuPy:
 
@@ -19,6 +27,7 @@ import ctypes
 import errno
 import json
 import os
+import warnings
 
 LIBRARY_NAME = "libstrata-gpu-alloc.so"
 
@@ -27,6 +36,15 @@ _SIGNED_FIELDS = ("reserved_bytes", "reserved_bytes_peak", "allocated_bytes",
                   "allocations")
 _UNSIGNED_FIELDS = ("cache_hits", "cache_misses", "cross_stream_reuses", "alloc_retries", "ooms",
                     "device_allocs", "device_frees")
+
+# CUDA's stream handles that name no stream of their own and are never destroyed:
+# the legacy default stream (0, and 1 spelt out) and the per-thread default (2).
+_BUILT_IN_STREAMS = (0, 1, 2)
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# The extension's source and the header it includes, where this file sits in the tree.
+TORCH_EXTENSION_SOURCE = os.path.join(_HERE, os.pardir, "torch", "strata_torch_allocator.cpp")
+INCLUDE_DIR = os.path.join(_HERE, os.pardir, os.pardir, "include")
 
 
 class Stats(ctypes.Structure):
@@ -41,7 +59,7 @@ def library_path():
     chosen = os.environ.get("STRATA_GPU_ALLOC_LIBRARY")
     if chosen:
         return chosen
-    beside = os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)
+    beside = os.path.join(_HERE, LIBRARY_NAME)
     return beside if os.path.exists(beside) else LIBRARY_NAME
 
 
@@ -49,7 +67,11 @@ _library = None
 
 
 def library():
-    """The library, loaded once, with every function's C types declared (errno kept)."""
+    """The library, loaded once, with every function's C types declared (errno kept).
+
+    strata_gpu_stream_destroyed is declared only where the library has it (it
+    came after the others), so an older library still loads.
+    """
     global _library
     if _library is not None:
         return _library
@@ -62,6 +84,9 @@ def library():
     lib.strata_gpu_free.restype = None
     lib.strata_gpu_record_stream.argtypes = [ptr, device, stream]
     lib.strata_gpu_record_stream.restype = ctypes.c_int
+    if hasattr(lib, "strata_gpu_stream_destroyed"):
+        lib.strata_gpu_stream_destroyed.argtypes = [device, stream]
+        lib.strata_gpu_stream_destroyed.restype = ctypes.c_int
     lib.strata_gpu_empty_cache.argtypes = [device]
     lib.strata_gpu_empty_cache.restype = ctypes.c_int
     lib.strata_gpu_get_stats.argtypes = [device, ctypes.POINTER(Stats)]
@@ -86,12 +111,85 @@ def _failure(call):
     return MemoryError(message) if code == errno.ENOMEM else OSError(code, message)
 
 
+# ---- PyTorch
+
 def pytorch_allocator():
-    """A CUDAPluggableAllocator over the library, for change_current_allocator."""
+    """The plain CUDAPluggableAllocator over the library, for change_current_allocator.
+
+    It carries allocate and free alone: Tensor.record_stream is dropped, out of
+    memory is a RuntimeError and CUDA graphs cannot capture. use_with_pytorch()
+    wires those where it can build strata's extension.
+    """
     import torch
     return torch.cuda.memory.CUDAPluggableAllocator(library_path(), "strata_gpu_torch_malloc",
                                                     "strata_gpu_free")
 
+
+def torch_extension(build_directory=None, verbose=False):
+    """strata's PyTorch extension, built by PyTorch's JIT compiler (or loaded from its cache).
+
+    It needs the CUDA toolkit's headers (PyTorch's CUDA headers include them) and
+    links PyTorch alone; it opens the library itself. Raises when it cannot be built.
+    """
+    from torch.utils import cpp_extension
+    if not os.path.exists(TORCH_EXTENSION_SOURCE):
+        raise FileNotFoundError("no extension source at %s" % TORCH_EXTENSION_SOURCE)
+    if cpp_extension.CUDA_HOME is None:
+        raise RuntimeError("no CUDA toolkit found (set CUDA_HOME) for the CUDA headers")
+    return cpp_extension.load(
+        name="strata_torch_allocator",
+        sources=[TORCH_EXTENSION_SOURCE],
+        extra_include_paths=[INCLUDE_DIR, os.path.join(cpp_extension.CUDA_HOME, "include")],
+        extra_cflags=["-O2"],
+        # CUDAPluggableAllocator lives in libtorch_cuda from PyTorch 2.5 or 2.6 on,
+        # in libtorch_python (linked for every extension) before.
+        extra_ldflags=["-ltorch_cuda", "-lc10_cuda", "-ldl"],
+        build_directory=build_directory,
+        verbose=verbose)
+
+
+# How use_with_pytorch installed strata in this process: None, "extension" or "pluggable".
+_pytorch_route = None
+
+LOST_WITHOUT_EXTENSION = (
+    "Tensor.record_stream (dropped: a block may be reused while another stream still "
+    "uses it), torch.OutOfMemoryError (out of memory is a plain RuntimeError) and CUDA "
+    "graphs (torch.cuda.graph cannot capture)")
+
+
+def use_with_pytorch(build_directory=None, verbose=False):
+    """Make strata PyTorch's CUDA allocator; call it before PyTorch's first CUDA allocation.
+
+    Returns the route taken: "extension" (strata's extension, with record_stream,
+    torch.OutOfMemoryError and, where the library has the graph pool entry
+    points, CUDA graphs) or "pluggable" (the plain CUDAPluggableAllocator, with a
+    warning naming what is lost, when the extension cannot be built). A second
+    call returns the first one's route.
+    """
+    global _pytorch_route
+    if _pytorch_route is not None:
+        return _pytorch_route
+    import torch
+    library()  # loaded first, so the extension's dlopen of the same path finds this copy
+    try:
+        extension = torch_extension(build_directory, verbose)
+    except Exception as error:  # any build failure: compiler, headers, PyTorch too old
+        warnings.warn("strata_gpu: strata's PyTorch extension could not be built (%s: %s); "
+                      "falling back to the plain CUDAPluggableAllocator, which loses %s"
+                      % (type(error).__name__, error, LOST_WITHOUT_EXTENSION),
+                      RuntimeWarning, stacklevel=2)
+        torch.cuda.memory.change_current_allocator(pytorch_allocator())
+        _pytorch_route = "pluggable"
+        return _pytorch_route
+    missing = extension.install(library_path())
+    if missing:
+        warnings.warn("strata_gpu: %s lacks %s, so CUDA graphs (torch.cuda.graph) are not wired"
+                      % (library_path(), ", ".join(missing)), RuntimeWarning, stacklevel=2)
+    _pytorch_route = "extension"
+    return _pytorch_route
+
+
+# ---- CuPy
 
 class _Block:
     """One block CuPy holds: freed, on the stream it was allocated for, when CuPy lets go."""
@@ -107,18 +205,94 @@ class _Block:
         self.free(self.ptr, self.size, self.device, self.stream)
 
 
+class StreamWatch:
+    """The streams strata has cached blocks with, told to strata before CUDA destroys them.
+
+    CUDA may hand a destroyed stream's handle to a new stream, which strata must
+    not take for the old one: strata_gpu_stream_destroyed has to come before
+    cudaStreamDestroy. CuPy's Stream calls cudaStreamDestroy in its __del__, and
+    CPython runs __del__ before an object's weakref callbacks when its last
+    reference goes, so weakref.finalize would come too late. The watch wraps the
+    class's __del__ instead: the notice first, CuPy's own __del__ after it.
+    """
+
+    def __init__(self, notify):
+        # notify(device, handle) -> 0, or -1 with strata's error (strata_gpu_stream_destroyed).
+        self.notify = notify
+        self.devices = {}  # stream handle -> the device strata allocated on with it
+        self.notices = 0
+
+    def saw(self, handle, device):
+        """strata allocated on `device` for the stream `handle`."""
+        if handle not in _BUILT_IN_STREAMS:
+            self.devices[handle] = device
+
+    def destroying(self, handle):
+        """The stream `handle` is about to be destroyed: tell strata if it knows it."""
+        device = self.devices.pop(handle, None)
+        if device is None:
+            return
+        self.notices += 1
+        if self.notify(device, handle) != 0:
+            warnings.warn("strata_gpu_stream_destroyed for stream %#x on device %d: %s"
+                          % (handle, device, last_error()), RuntimeWarning)
+
+    def wrap(self, stream_class):
+        """Make stream_class.__del__ tell the watch first; once per class."""
+        original = stream_class.__del__
+        if getattr(original, "strata_watch", None) is not None:
+            return
+        watch = self  # bound in the closure: module globals may be gone at exit
+
+        def __del__(stream, *args, **kwargs):
+            try:
+                watch.destroying(stream.ptr)
+            finally:
+                original(stream, *args, **kwargs)
+
+        __del__.strata_watch = watch
+        stream_class.__del__ = __del__
+
+
+_cupy_streams = None
+
+
+def cupy_stream_watch(cupy):
+    """The process's watch over CuPy's streams (None where the library cannot be told).
+
+    Made, and cupy.cuda.Stream wrapped, on first use.
+    """
+    global _cupy_streams
+    if _cupy_streams is None:
+        lib = library()
+        if not hasattr(lib, "strata_gpu_stream_destroyed"):
+            return None
+        _cupy_streams = StreamWatch(lib.strata_gpu_stream_destroyed)
+        _cupy_streams.wrap(cupy.cuda.Stream)
+    return _cupy_streams
+
+
 def cupy_allocator(size):
-    """cupy.cuda.set_allocator's callable: `size` bytes on the current device and stream."""
+    """cupy.cuda.set_allocator's callable: `size` bytes on the current device and stream.
+
+    In CuPy's per-thread default stream mode the stream handle is
+    cudaStreamPerThread (2), passed as it is: strata resolves it per thread.
+    """
     import cupy
     device = cupy.cuda.runtime.getDevice()
     stream = cupy.cuda.get_current_stream().ptr
     ptr = library().strata_gpu_malloc(size, device, stream)
     if ptr is None and size != 0:
         raise _failure("strata_gpu_malloc of %d bytes on device %d" % (size, device))
+    watch = cupy_stream_watch(cupy)
+    if watch is not None:
+        watch.saw(stream, device)
     owner = _Block(ptr, size, device, stream) if ptr is not None else None
     memory = cupy.cuda.memory.UnownedMemory(ptr or 0, size, owner, device)
     return cupy.cuda.memory.MemoryPointer(memory, 0)
 
+
+# ---- both
 
 def empty_cache(device=0):
     """Give the device's fully free cached segments back to CUDA."""
