@@ -47,7 +47,11 @@ gpu_backend open_gpu_backend(const strata::gpu::simulated_config& stand_in) {
     return backend;
   }
 #endif
-  backend.device = std::make_unique<strata::gpu::simulated_device>(stand_in);
+  // The scenarios time frees: the simulator's poison fill of freed memory
+  // (a test aid) would be charged to them.
+  strata::gpu::simulated_config timed = stand_in;
+  timed.poison_freed = false;
+  backend.device = std::make_unique<strata::gpu::simulated_device>(timed);
   backend.simulated = true;
   backend.tag = "simulated";
   backend.description = describe(stand_in);

@@ -68,11 +68,34 @@ class LibraryTest(unittest.TestCase):
         header = os.path.join(strata_gpu.INCLUDE_DIR, "strata", "gpu", "integration.h")
         self.assertTrue(os.path.isfile(header))
 
-    def test_nothing_is_counted_before_an_allocation(self):
-        # Device 7 is never allocated on here, with or without a GPU.
-        self.assertTrue(all(value == 0 for value in strata_gpu.stats(7).values()))
-        self.assertEqual(strata_gpu.snapshot(7), {})
-        strata_gpu.empty_cache(7)
+    def test_a_device_cuda_does_not_have_is_no_device(self):
+        # No machine here has 64 GPUs, nor a device -3; the header promises ENODEV.
+        for device in (64, -3):
+            with self.assertRaises(OSError) as caught:
+                strata_gpu.stats(device)
+            self.assertEqual(caught.exception.errno, errno.ENODEV)
+            with self.assertRaises(OSError) as caught:
+                strata_gpu.empty_cache(device)
+            self.assertEqual(caught.exception.errno, errno.ENODEV)
+
+    def test_a_block_goes_round_the_cache(self):
+        # On a GPU, or the emulated one the tests' library runs on without a GPU.
+        lib = strata_gpu.library()
+        ptr = lib.strata_gpu_malloc(1 << 20, 0, None)
+        if ptr is None:
+            self.skipTest("no GPU: %s" % strata_gpu.last_error())
+        totals = strata_gpu.stats(0)
+        self.assertGreaterEqual(totals["allocated_bytes"], 1 << 20)
+        self.assertEqual(totals["allocations"], 1)
+        shot = strata_gpu.snapshot(0)
+        self.assertEqual([segment["device"] for segment in shot["segments"]], [0])
+        lib.strata_gpu_free(ptr, 1 << 20, 0, None)
+        again = lib.strata_gpu_malloc(1 << 20, 0, None)
+        self.assertEqual(again, ptr)
+        self.assertEqual(lib.strata_gpu_record_stream(again, 0, None), 0)
+        lib.strata_gpu_free(again, 1 << 20, 0, None)
+        strata_gpu.empty_cache(0)
+        self.assertEqual(strata_gpu.stats(0)["reserved_bytes"], 0)
 
     def test_malloc_answers_null_and_errno_without_a_gpu(self):
         lib = strata_gpu.library()
