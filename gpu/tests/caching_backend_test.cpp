@@ -51,5 +51,91 @@ TYPED_TEST(caching_backend, CopiesReuseAndEmptyCache) {
   dev.destroy_stream(b);
 }
 
+// A block another stream borrows carries what the first stream's copy left in
+// it: the borrowing stream waited for that copy, and the host never did.
+TYPED_TEST(caching_backend, ABorrowedBlockSeesTheFirstStreamsCopy) {
+  device& dev = *this->dev;
+  constexpr std::size_t bytes = 512 * 1024;
+  const stream a = dev.create_stream();
+  const stream b = dev.create_stream();
+  {
+    caching_allocator cache(dev);
+    pinned_buffer pattern(dev, bytes), back(dev, bytes);
+    pattern.fill(17);
+    void* p = cache.allocate(bytes, a);
+    dev.copy_async(p, pattern.data(), bytes, copy_kind::host_to_device, a);
+    cache.deallocate(p, bytes, a);
+    void* q = cache.allocate(bytes, b);
+    ASSERT_EQ(q, p);
+    dev.copy_async(back.data(), q, bytes, copy_kind::device_to_host, b);
+    dev.synchronize(b);
+    EXPECT_TRUE(back.holds(17));
+    cache.deallocate(q, bytes, b);
+    dev.synchronize();
+  }
+  dev.destroy_stream(a);
+  dev.destroy_stream(b);
+}
+
+// A CUDA graph captured with the allocator's graph pool: the capture takes
+// its blocks from memory set aside before it, and every replay moves the data.
+TYPED_TEST(caching_backend, AGraphCapturedWithAGraphPoolReplays) {
+  device& dev = *this->dev;
+  constexpr std::size_t bytes = 64 * 1024;
+  const stream s = dev.create_stream();
+  {
+    caching_config config;
+    config.graph_pool_reserve = std::size_t{4} << 20;
+    caching_allocator cache(dev, config);
+    pinned_buffer in(dev, bytes), out(dev, bytes);
+    const graph_pool_id pool{0, 7};
+    cache.begin_allocate_to_pool(pool, [s](stream candidate) { return candidate == s; });
+    dev.begin_capture(s, capture_mode::global);
+    void* staging = cache.allocate(bytes, s);
+    dev.copy_async(staging, in.data(), bytes, copy_kind::host_to_device, s);
+    dev.copy_async(out.data(), staging, bytes, copy_kind::device_to_host, s);
+    const graph g = dev.end_capture(s);
+    cache.end_allocate_to_pool(pool);
+    for (unsigned round = 1; round <= 3; ++round) {
+      in.fill(round);
+      dev.launch(g, s);
+      dev.synchronize(s);
+      EXPECT_TRUE(out.holds(round)) << "replay " << round;
+    }
+    dev.destroy_graph(g);
+    cache.deallocate(staging, bytes, s);
+    cache.release_pool(pool);
+    EXPECT_EQ(cache.stats().num_ooms, 0u);
+  }
+  dev.destroy_stream(s);
+}
+
+// A stream announced before its destruction: its blocks come back to the
+// cache once its work ran, for any stream.
+TYPED_TEST(caching_backend, ADestroyedStreamsBlocksComeBackAfterItsWork) {
+  device& dev = *this->dev;
+  constexpr std::size_t bytes = 256 * 1024;
+  const stream other = dev.create_stream();
+  {
+    caching_allocator cache(dev);
+    pinned_buffer pattern(dev, bytes), back(dev, bytes);
+    pattern.fill(23);
+    const stream doomed = dev.create_stream();
+    void* p = cache.allocate(bytes, doomed);
+    dev.copy_async(p, pattern.data(), bytes, copy_kind::host_to_device, doomed);
+    cache.deallocate(p, bytes, doomed);
+    cache.stream_destroyed(doomed);
+    dev.destroy_stream(doomed);
+    dev.synchronize();
+    void* q = cache.allocate(bytes, other);
+    EXPECT_EQ(q, p);
+    dev.copy_async(back.data(), q, bytes, copy_kind::device_to_host, other);
+    dev.synchronize(other);
+    EXPECT_TRUE(back.holds(23));
+    cache.deallocate(q, bytes, other);
+  }
+  dev.destroy_stream(other);
+}
+
 }  // namespace
 }  // namespace strata::gpu::testing

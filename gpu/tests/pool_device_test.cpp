@@ -12,8 +12,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 namespace strata::gpu::testing {
@@ -173,6 +175,32 @@ TEST(device_pool, AnotherStreamNeverGetsABlockWhoseWorkIsPending) {
   dev.synchronize();
   dev.destroy_stream(a);
   dev.destroy_stream(b);
+}
+
+// cudaStreamPerThread is one handle and a stream per thread: a block pending
+// on one thread's stream is no other thread's to take at once.
+TEST(device_pool, PerThreadStreamsOfTwoThreadsAreTwoStreams) {
+  simulated_device dev(host_backed(64 * mib));
+  device_pool pool(dev, fixed(16 * mib));
+  std::atomic<bool> kept{false};
+  std::thread([&] {
+    void* p = pool.allocate(mib, stream::per_thread());
+    dev.launch_kernel(stream::per_thread(), [p, &kept] {
+      std::memset(p, 0xA1, mib);
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      kept = holds(p, mib, 0xA1);
+    });
+    pool.deallocate(p, mib, stream::per_thread());
+  }).join();
+  std::thread([&] {
+    void* q = pool.allocate(mib, stream::per_thread());
+    dev.launch_kernel(stream::per_thread(), [q] { std::memset(q, 0xB2, mib); });
+    dev.synchronize(stream::per_thread());
+    EXPECT_TRUE(holds(q, mib, 0xB2));
+    pool.deallocate(q, mib, stream::per_thread());
+  }).join();
+  dev.synchronize();
+  EXPECT_TRUE(kept);
 }
 
 TEST(device_pool, AFullPoolHandsAPendingBlockToAnotherStreamBehindAnEventWait) {

@@ -94,7 +94,7 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
 
   // Pending work completes before the regions go back (bfc's destructor).
   ~basic_device_pool() {
-    for (auto& [handle, queue] : pending_)
+    for (auto& [id, queue] : pending_)
       for (const pending_block& b : queue) {
         device_->synchronize(b.freed);
         device_->destroy_event(b.freed);
@@ -185,7 +185,7 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
       live_.emplace(p, capacity);
       throw;
     }
-    pending_[s.handle].push_back({p, capacity, freed});
+    pending_[device_->identify(s)].push_back({p, capacity, freed});
     counts_.pending_bytes += capacity;
     ++counts_.pending_blocks;
   }
@@ -250,8 +250,10 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
 
   // The best-fitting pending block of stream s for the request, or null.
   // Unless `any_fit`, the request must need at least half of the block.
+  // Streams are told apart by id: the per-thread handle names a different
+  // stream on every thread, and CUDA recycles a destroyed stream's handle.
   void* take_pending(stream s, std::size_t bytes, std::size_t alignment, bool any_fit) {
-    auto queue = pending_.find(s.handle);
+    auto queue = pending_.find(device_->identify(s));
     if (queue == pending_.end()) return nullptr;
     auto best = queue->second.end();
     for (auto it = queue->second.begin(); it != queue->second.end(); ++it) {
@@ -274,7 +276,7 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
   // Blocks whose freeing work has run go back to bfc; a stream's events
   // complete in order, so each queue is read from the front until one is pending.
   void reclaim_completed() {
-    for (auto& [handle, queue] : pending_)
+    for (auto& [id, queue] : pending_)
       while (!queue.empty() && device_->query(queue.front().freed)) release_front(queue);
   }
 
@@ -282,14 +284,15 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
   // latest free (a wait takes the event as recorded now), then each moved
   // block gets an event of its own recorded on s after the waits.
   void adopt_pending(stream s) {
+    const stream_id own_id = device_->identify(s);
     pending_queue moved;
-    for (auto& [handle, queue] : pending_) {
-      if (handle == s.handle || queue.empty()) continue;
+    for (auto& [id, queue] : pending_) {
+      if (id == own_id || queue.empty()) continue;
       device_->wait(s, queue.back().freed);
       moved.insert(moved.end(), queue.begin(), queue.end());
       queue.clear();
     }
-    pending_queue& own = pending_[s.handle];
+    pending_queue& own = pending_[own_id];
     for (pending_block& b : moved) {
       device_->record(b.freed, s);
       own.push_back(b);
@@ -299,7 +302,7 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
   // Block the host until every pending block's work has run, then coalesce.
   void wait_for_pending() {
     bool waited = false;
-    for (auto& [handle, queue] : pending_) {
+    for (auto& [id, queue] : pending_) {
       if (queue.empty()) continue;
       device_->synchronize(queue.back().freed);
       waited = true;
@@ -329,8 +332,8 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
   device* device_;
   mutable std::mutex mutex_;
   bfc<Upstream> blocks_;
-  std::unordered_map<void*, std::size_t> live_;       // block -> capacity
-  std::unordered_map<void*, pending_queue> pending_;  // stream handle -> its frees, in order
+  std::unordered_map<void*, std::size_t> live_;           // block -> capacity
+  std::unordered_map<stream_id, pending_queue> pending_;  // stream -> its frees, in order
   std::vector<event> spare_events_;
   device_pool_statistics counts_;
   std::size_t reserved_up_front_ = 0;  // 1 when the constructor took a region
