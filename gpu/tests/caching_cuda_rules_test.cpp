@@ -3,6 +3,8 @@
 // handles, destroyed streams), segments given back only after the work that
 // used them, and graph capture served from graph pools with no device
 // allocation and no event query while a capture is under way.
+#include "device_errors.hpp"
+
 #include <strata/gpu/caching_allocator.hpp>
 #include <strata/gpu/simulated.hpp>
 
@@ -48,17 +50,6 @@ void slow_writer(simulated_device& dev, stream s, void* p, std::size_t bytes, un
     std::this_thread::sleep_for(40ms);
     intact = holds(p, bytes, seed);
   });
-}
-
-// The code of the device_error `call` throws, or none.
-template <class Call>
-std::optional<errc> error_of(Call&& call) {
-  try {
-    call();
-  } catch (const device_error& error) {
-    return error.code();
-  }
-  return std::nullopt;
 }
 
 class caching_cuda_rules : public ::testing::Test {

@@ -4,6 +4,7 @@
 // was, the null stream is its own device's legacy stream, streams are told
 // apart by id, host functions may throw, timing events time, captures are
 // CUDA's, and the stream-ordered pool is strata's own.
+#include "device_errors.hpp"
 #include "pinned_buffer.hpp"
 
 #include <strata/gpu/async_resource.hpp>
@@ -28,17 +29,6 @@ int current_device() {
   int device = -1;
   EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
   return device;
-}
-
-// The code of the device_error `call` throws, or none.
-template <class Call>
-std::optional<errc> error_of(Call&& call) {
-  try {
-    call();
-  } catch (const device_error& error) {
-    return error.code();
-  }
-  return std::nullopt;
 }
 
 class cuda_backend : public ::testing::Test {

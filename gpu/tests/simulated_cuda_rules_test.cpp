@@ -3,6 +3,8 @@
 // their implicit synchronisation, recycled stream handles, frees that do not
 // wait (late work is reported), host functions on one thread, timing events,
 // and stream capture with its restrictions.
+#include "device_errors.hpp"
+
 #include <strata/gpu/simulated.hpp>
 
 #include <gtest/gtest.h>
@@ -24,17 +26,6 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr std::size_t kib = 1024;
-
-// The code of the device_error `call` throws, or none.
-template <class Call>
-std::optional<errc> error_of(Call&& call) {
-  try {
-    std::forward<Call>(call)();
-  } catch (const device_error& error) {
-    return error.code();
-  }
-  return std::nullopt;
-}
 
 // Violations are recorded rather than fatal, so a test can look at them.
 simulated_config recording() {

@@ -1,5 +1,6 @@
 // What only the simulated device offers: its capacity limit, injected
 // out-of-memory, latency, address-only memory, and the pool's release rules.
+#include "device_errors.hpp"
 #include "gate.hpp"
 
 #include <strata/gpu/simulated.hpp>
@@ -21,17 +22,6 @@ namespace {
 constexpr std::size_t kib = 1024;
 constexpr std::size_t mib = 1024 * kib;
 constexpr std::size_t gib = 1024 * mib;
-
-// The code of the device_error `call` throws; fails the test when none is thrown.
-template <class Call>
-std::optional<errc> error_of(Call&& call) {
-  try {
-    std::forward<Call>(call)();
-  } catch (const device_error& error) {
-    return error.code();
-  }
-  return std::nullopt;
-}
 
 simulated_config with_capacity(std::size_t capacity) {
   simulated_config config;

@@ -384,20 +384,17 @@ void simulated_device::destroy_graph(graph g) {
 // touch. Memory freed before the copy runs is a violation.
 void simulated_device::copy_async(void* dst, const void* src, std::size_t bytes, copy_kind kind,
                                   stream s) {
-  simulated_system::state::enter("copy_async");
   if (bytes == 0) return;
   if (dst == nullptr || src == nullptr) throw_invalid("copy_async with a null pointer");
   auto& st = shared();
   device_state& d = *st.devices[ordinal_];
-  std::lock_guard lock(st.mutex);
-  stream_entry& on = st.resolve(d, s, "copy_async");
   const bool moves_bytes = d.has_bytes(dst) && d.has_bytes(src);
   const memory_location reader =
       kind == copy_kind::host_to_device ? memory_location::host : memory_location::device;
   const memory_location writer =
       kind == copy_kind::device_to_host ? memory_location::host : memory_location::device;
-  st.enqueue(
-      d, on,
+  st.queue(
+      d, s,
       [&st, &d, dst, src, bytes, reader, writer, moves_bytes] {
         for (const void* end : {static_cast<const void*>(dst), src}) {
           if (const auto freed = d.freed.overlapping(end, bytes)) {
@@ -414,16 +411,13 @@ void simulated_device::copy_async(void* dst, const void* src, std::size_t bytes,
 
 // cudaMemsetAsync: a device write in stream order.
 void simulated_device::memset_async(void* p, int value, std::size_t bytes, stream s) {
-  simulated_system::state::enter("memset_async");
   if (bytes == 0) return;
   if (p == nullptr) throw_invalid("memset_async of a null pointer");
   auto& st = shared();
   device_state& d = *st.devices[ordinal_];
-  std::lock_guard lock(st.mutex);
-  stream_entry& on = st.resolve(d, s, "memset_async");
   const bool writes_bytes = d.has_bytes(p);
-  st.enqueue(
-      d, on,
+  st.queue(
+      d, s,
       [&st, &d, p, value, bytes, writes_bytes] {
         if (const auto freed = d.freed.overlapping(p, bytes)) {
           st.report(describe("memset_async", p, bytes) + " ran after " + *freed);
@@ -437,14 +431,11 @@ void simulated_device::memset_async(void* p, int value, std::size_t bytes, strea
 
 // cudaLaunchHostFunc: the stream hands the work to the one host-function thread.
 void simulated_device::launch_host(stream s, host_work work) {
-  simulated_system::state::enter("launch_host");
   if (!work) throw_invalid("launch_host without work");
   auto& st = shared();
   device_state& d = *st.devices[ordinal_];
-  std::lock_guard lock(st.mutex);
-  stream_entry& on = st.resolve(d, s, "launch_host");
-  st.enqueue(
-      d, on,
+  st.queue(
+      d, s,
       [&st, &d, work = std::move(work)] {
         const simulated::host_function_thread::error_sink keep = [&d](const std::string& message) {
           keep_host_error(d, message);
@@ -457,14 +448,11 @@ void simulated_device::launch_host(stream s, host_work work) {
 // A kernel's stand-in, run by the stream itself; a throw is the device's
 // asynchronous error, reported at the next synchronisation.
 void simulated_device::launch_kernel(stream s, host_work work) {
-  simulated_system::state::enter("launch_kernel");
   if (!work) throw_invalid("launch_kernel without work");
   auto& st = shared();
   device_state& d = *st.devices[ordinal_];
-  std::lock_guard lock(st.mutex);
-  stream_entry& on = st.resolve(d, s, "launch_kernel");
-  st.enqueue(
-      d, on,
+  st.queue(
+      d, s,
       [&d, work = std::move(work)] {
         try {
           work();
@@ -479,16 +467,13 @@ void simulated_device::launch_kernel(stream s, host_work work) {
 // and the stream spends the migration time.
 void simulated_device::prefetch_async(const void* p, std::size_t bytes, memory_location to,
                                       stream s) {
-  simulated_system::state::enter("prefetch_async");
   if (bytes == 0) return;
   auto& st = shared();
   device_state& d = *st.devices[ordinal_];
   if (!d.managed->contains(p, bytes))
     throw_invalid("prefetch_async of memory not from allocate_managed");
-  std::lock_guard lock(st.mutex);
-  stream_entry& on = st.resolve(d, s, "prefetch_async");
-  st.enqueue(
-      d, on, [&d, p, bytes, to] { simulated::spend(d.managed->prefetch(p, bytes, to)); },
+  st.queue(
+      d, s, [&d, p, bytes, to] { simulated::spend(d.managed->prefetch(p, bytes, to)); },
       "prefetch_async");
 }
 

@@ -188,6 +188,14 @@ void simulated_system::state::enqueue(device_state& d, stream_entry& s, std::fun
   s.queue->push(std::move(item));
 }
 
+// The one way work reaches a stream from a device call: checked, under the lock.
+void simulated_system::state::queue(device_state& d, stream s, std::function<void()> item,
+                                    const char* call) {
+  enter(call);
+  std::lock_guard lock(mutex);
+  enqueue(d, resolve(d, s, call), std::move(item), call);
+}
+
 frontier simulated_system::state::everything_queued(device_state& d) {
   frontier f;
   const auto add = [&f](const std::shared_ptr<stream_queue>& q) {

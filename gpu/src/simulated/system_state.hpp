@@ -154,6 +154,8 @@ struct simulated_system::state {
   // synchronisation between the legacy and the per-thread default streams.
   void enqueue(simulated::device_state& d, simulated::stream_entry& s, std::function<void()> item,
                const char* call);
+  // A device call that queues work: `item` on stream `s` of `d`, as enqueue does.
+  void queue(simulated::device_state& d, stream s, std::function<void()> item, const char* call);
   // Every stream of `d` and the position that is "everything queued so far".
   simulated::frontier everything_queued(simulated::device_state& d);
   // Whether a capture is recording work of device `d`.
