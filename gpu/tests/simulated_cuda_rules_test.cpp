@@ -355,6 +355,45 @@ TEST(simulated_cuda_rules, ACapturingStreamMayNotBeSynchronisedNorWaitOnOutsideW
   dev.destroy_stream(other);
 }
 
+TEST(simulated_cuda_rules, AnEventLastRecordedInACaptureCannotBeQueriedAfterIt) {
+  simulated_device dev(recording());
+  const stream s = dev.create_stream();
+  const event e = dev.create_event();
+  dev.begin_capture(s, capture_mode::relaxed);
+  dev.record(e, s);
+  const graph g = dev.end_capture(s);
+  EXPECT_EQ(error_of([&] { dev.query(e); }), errc::capture);
+  EXPECT_EQ(error_of([&] { dev.synchronize(e); }), errc::capture);
+  dev.record(e, s);
+  EXPECT_NO_THROW(dev.synchronize(e));
+  dev.destroy_graph(g);
+  dev.destroy_event(e);
+  dev.destroy_stream(s);
+}
+
+TEST(simulated_cuda_rules, LaunchesOfOneGraphNeverOverlap) {
+  simulated_device dev(recording());
+  const stream capturing = dev.create_stream();
+  const stream a = dev.create_stream();
+  const stream b = dev.create_stream();
+  std::atomic<int> running{0};
+  std::atomic<int> most{0};
+  dev.begin_capture(capturing, capture_mode::global);
+  dev.launch_kernel(capturing, [&] {
+    const int now = ++running;
+    if (now > most) most = now;
+    std::this_thread::sleep_for(20ms);
+    --running;
+  });
+  const graph g = dev.end_capture(capturing);
+  dev.launch(g, a);
+  dev.launch(g, b);
+  dev.synchronize();
+  EXPECT_EQ(most, 1);
+  dev.destroy_graph(g);
+  for (stream s : {capturing, a, b}) dev.destroy_stream(s);
+}
+
 TEST(simulated_cuda_rules, AStreamOfAnotherDeviceIsRefused) {
   simulated_system system(2, recording());
   const stream on_one = system.gpu(1).create_stream();

@@ -35,6 +35,20 @@ bool active(const simulated_system::state& st, const std::shared_ptr<capture_rec
   return c && std::find(st.captures.begin(), st.captures.end(), c) != st.captures.end();
 }
 
+// An event last recorded in a capture marks captured work, not stream work:
+// during the capture, asking for it invalidates the capture; after, it is
+// CUDA's cudaErrorCapturedEvent until the event is recorded again.
+void refuse_captured(simulated_system::state& st, const event_entry& marker, const char* call) {
+  if (!marker.captured) return;
+  if (active(st, marker.captured)) {
+    st.invalidate(*marker.captured, std::string(call) + " of an event recorded in the capture");
+    st.throw_capture(std::string(call) +
+                     " of an event recorded in a capture (cudaErrorStreamCaptureUnsupported)");
+  }
+  st.throw_capture(std::string(call) +
+                   " of an event last recorded in a capture (cudaErrorCapturedEvent)");
+}
+
 // The event a handle names on this system.
 event_entry& find_event(simulated_system::state& st, event e, const char* call) {
   event_entry* entry = st.events.find(e.handle);
@@ -203,10 +217,7 @@ bool simulated_device::query(event e) {
   std::lock_guard lock(st.mutex);
   st.check_capture_safe("query (cudaEventQuery)");
   event_entry& marker = find_event(st, e, "query");
-  if (active(st, marker.captured)) {
-    st.invalidate(*marker.captured, "query of an event recorded in the capture");
-    st.throw_capture("query of an event recorded in a capture (cudaErrorStreamCaptureUnsupported)");
-  }
+  refuse_captured(st, marker, "query");
   const auto q = marker.queue.lock();
   return !q || q->reached(marker.position);
 }
@@ -222,11 +233,7 @@ void simulated_device::synchronize(event e) {
     std::lock_guard lock(st.mutex);
     st.check_capture_safe("synchronize(event)");
     event_entry& marker = find_event(st, e, "synchronize(event)");
-    if (active(st, marker.captured)) {
-      st.invalidate(*marker.captured, "synchronize of an event recorded in the capture");
-      st.throw_capture(
-          "synchronize of an event recorded in a capture (cudaErrorStreamCaptureUnsupported)");
-    }
+    refuse_captured(st, marker, "synchronize(event)");
     queue = marker.queue.lock();
     position = marker.position;
   }
@@ -257,6 +264,7 @@ void simulated_device::wait(stream s, event e) {
     on.origin = false;
     return;
   }
+  refuse_captured(st, marker, "wait");
   if (on.capture) {
     st.invalidate(*on.capture, "a wait on an event recorded outside the capture");
     st.throw_capture(
@@ -359,16 +367,28 @@ capture_status simulated_device::capture_state(stream s) {
   return on.capture->invalidated.empty() ? capture_status::active : capture_status::invalidated;
 }
 
-// cudaGraphLaunch: the captured work, in its order, on `s`.
+// cudaGraphLaunch: the captured work, in its order, on `s`, after the
+// graph's previous launch (CUDA never runs one executable graph twice at once).
 void simulated_device::launch(graph g, stream s) {
   simulated_system::state::enter("launch");
   auto& st = shared();
   device_state& d = *st.devices[ordinal_];
   std::lock_guard lock(st.mutex);
-  const graph_entry* entry = st.graphs.find(g.handle);
+  graph_entry* entry = st.graphs.find(g.handle);
   if (entry == nullptr || entry->device != ordinal_) throw_invalid("launch of an unknown graph");
   stream_entry& on = st.resolve(d, s, "launch");
+  const auto previous = entry->last_queue.lock();
+  if (previous && previous != on.queue && !previous->reached(entry->last_position))
+    st.enqueue(
+        d, on,
+        [queue = entry->last_queue, position = entry->last_position] {
+          if (const auto q = queue.lock()) q->wait_for(position);
+        },
+        "launch");
   for (const auto& item : entry->work) st.enqueue(d, on, item, "launch");
+  if (on.capture) return;
+  entry->last_queue = on.queue;
+  entry->last_position = on.queue->last_position();
 }
 
 // cudaGraphExecDestroy: launches already queued keep their copies of the work.

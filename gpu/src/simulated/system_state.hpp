@@ -69,6 +69,9 @@ struct event_entry {
 struct graph_entry {
   int device;
   std::vector<std::function<void()>> work;
+  // Where its latest launch ends: a launch runs after the one before, on any stream.
+  std::weak_ptr<stream_queue> last_queue;
+  std::uint64_t last_position = 0;
 };
 
 // Stream-ordered memory freed at `position` of stream `stream_id`, cached by the pool.
