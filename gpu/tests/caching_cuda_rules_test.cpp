@@ -255,6 +255,9 @@ TEST_F(caching_cuda_rules, ACaptureAllocatesFromItsGraphPool) {
 }
 
 TEST_F(caching_cuda_rules, AGraphPoolThatRunsOutSaysHowToSetMoreAside) {
+  caching_config config;
+  config.graph_pool_reserve = 0;
+  make(config);
   const stream s = dev.create_stream();
   const graph_pool_id pool{0, 2};
   cache->begin_allocate_to_pool(pool, [s](stream candidate) { return candidate == s; });
@@ -274,6 +277,9 @@ TEST_F(caching_cuda_rules, AGraphPoolThatRunsOutSaysHowToSetMoreAside) {
 
 // Segments idle when the pool began serve the capture without the device.
 TEST_F(caching_cuda_rules, AGraphPoolAdoptsSegmentsThatWereIdleWhenItBegan) {
+  caching_config config;
+  config.graph_pool_reserve = 0;
+  make(config);
   const stream s = dev.create_stream();
   cache->deallocate(cache->allocate(mib, s), mib, s);
   const std::uint64_t device_allocs = cache->stats().num_device_allocs;

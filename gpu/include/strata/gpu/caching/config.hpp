@@ -22,8 +22,10 @@ struct caching_config {
   // that have been free the longest. 0 turns garbage collection off.
   double garbage_collection_threshold = 0.0;
   // Bytes each graph pool sets aside when it begins, before its capture
-  // starts (a capture takes no memory from the device while it runs).
-  std::size_t graph_pool_reserve = 0;
+  // starts (a capture takes no memory from the device while it runs, and
+  // PyTorch empties the cache just before a capture, so the idle segments a
+  // pool may also adopt are often gone).
+  std::size_t graph_pool_reserve = std::size_t{64} << 20;
   // Entries the trace ring keeps; 0 records nothing.
   std::size_t trace_capacity = 4096;
 
