@@ -128,20 +128,26 @@ TEST(gpu_integration, WithoutAGpuAllocationFailsWithNoDevice) {
       << api.last_error();
   // PyTorch's entry point throws instead: PyTorch would use a null block.
   EXPECT_THROW(api.torch_malloc(1024, 0, nullptr), std::exception);
-  // Nothing was made, so there is nothing to free, record, empty or count.
+  // Nothing was made, so there is nothing to free; every other entry point
+  // answers that there is no device 0.
   EXPECT_EQ(api.malloc(0, 0, nullptr), nullptr);
   api.free(nullptr, 0, 0, nullptr);
   int word = 0;
+  errno = 0;
   EXPECT_EQ(api.record_stream(&word, 0, nullptr), -1);
-  EXPECT_EQ(errno, EINVAL);
-  EXPECT_EQ(api.empty_cache(0), 0);
+  EXPECT_EQ(errno, ENODEV);
+  errno = 0;
+  EXPECT_EQ(api.empty_cache(0), -1);
+  EXPECT_EQ(errno, ENODEV);
   strata_gpu_stats stats;
   stats.segments = -1;
-  EXPECT_EQ(api.get_stats(0, &stats), 0);
+  EXPECT_EQ(api.get_stats(0, &stats), -1);
   EXPECT_EQ(stats.segments, 0);
-  EXPECT_EQ(stats.reserved_bytes, 0);
   EXPECT_EQ(api.get_stats(0, nullptr), -1);
-  EXPECT_EQ(snapshot(api, 0), "{}");
+  EXPECT_EQ(errno, EINVAL);
+  errno = 0;
+  EXPECT_EQ(api.snapshot_json(0, nullptr, 0), 0u);
+  EXPECT_EQ(errno, ENODEV);
 }
 
 TEST(gpu_integration, ABadConfigurationIsRefusedByName) {
