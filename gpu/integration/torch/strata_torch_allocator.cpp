@@ -99,8 +99,8 @@ void record_stream(void* block, cudaStream_t stream) {
 void empty_cache() {
   const int devices = c10::cuda::device_count();
   for (int device = 0; device < devices; ++device) {
-    TORCH_CHECK(strata.empty_cache(device) == 0, "strata_gpu_empty_cache on CUDA device ",
-                device, ": ", failure_text(errno));
+    TORCH_CHECK(strata.empty_cache(device) == 0, "strata_gpu_empty_cache on CUDA device ", device,
+                ": ", failure_text(errno));
   }
 }
 

@@ -106,8 +106,10 @@ class pinned_pool {
   // CCCL's get_property, for the property types a bridge (cccl.hpp) maps to
   // pinned memory's access: the host's and the device's.
   template <class Property>
-  requires(offers(memory_access::pinned, property_access<Property>)) friend constexpr void
-      get_property(const pinned_pool&, Property) noexcept {}
+  requires(
+      offers(memory_access::pinned,
+             property_access<Property>)) friend constexpr void get_property(const pinned_pool&,
+                                                                            Property) noexcept {}
 
   // The buffer's last use was work queued on `s` (a copy from or into it):
   // reusable once an event recorded on `s` now has completed.

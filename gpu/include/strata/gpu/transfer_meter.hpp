@@ -118,8 +118,8 @@ class transfer_meter {
     std::erase_if(in_flight_, [this](const in_flight& copy) {
       if (!device_->query(copy.marks.end)) return false;
       transfer_totals& t = totals_[index(copy.kind)];
-      t.busy_ns += static_cast<std::uint64_t>(
-          device_->elapsed(copy.marks.start, copy.marks.end).count());
+      t.busy_ns +=
+          static_cast<std::uint64_t>(device_->elapsed(copy.marks.start, copy.marks.end).count());
       t.bytes += copy.bytes;
       ++t.copies;
       spare_.push_back(copy.marks);
