@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "install_layout.hpp"
 #include "replay_plan.hpp"
 #include "replay_worker.hpp"
 #include "strata/trace_reader.hpp"
@@ -36,7 +37,7 @@ struct options {
   std::string trace;
   std::string plot;
   std::string json;
-  std::string strata = STRATA_REPLAY_STRATA_LIBRARY;
+  std::string strata = default_strata_library();
   std::vector<std::string> only;
   int runs = 3;
 };
@@ -288,9 +289,10 @@ bool write_json(const std::string& path, const options& o, const plan& p,
 // Runs the plot script with `python`; its exit code (3: no matplotlib there).
 int run_plot_script(const char* python, const std::string& json, const std::string& png) {
   std::fflush(nullptr);
+  std::string script = plot_script();
   pid_t pid = fork();
   if (pid == 0) {
-    execlp(python, python, STRATA_REPLAY_PLOT_SCRIPT, json.c_str(), png.c_str(), nullptr);
+    execlp(python, python, script.c_str(), json.c_str(), png.c_str(), nullptr);
     _exit(127);
   }
   int status = 0;
@@ -356,6 +358,9 @@ int run(const options& o) {
     }
   }
   print_table(results, p, o.runs);
+  // Which override "strata" was: the installed one, the build tree's or --strata's.
+  for (const measurement& m : results)
+    if (m.who.name == "strata") std::printf("strata: %s\n", m.who.library.c_str());
   std::string json = o.json.empty() && !o.plot.empty() ? o.plot + ".json" : o.json;
   if (!json.empty() && !write_json(json, o, p, results)) {
     std::fprintf(stderr, "strata-replay: cannot write %s\n", json.c_str());
