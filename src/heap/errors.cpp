@@ -8,15 +8,15 @@
 
 #include "heap/heap_internal.hpp"
 #include "options/options.hpp"
+#include "options/report_output.hpp"
 
 namespace strata::heap {
 
 namespace {
-// One line on stderr with write(2): no stdio buffer, no allocation.
+// One line to the report output with write(2): no stdio buffer, no allocation.
 void write_line(const char* line, int length) {
   if (length <= 0) return;
-  ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<std::size_t>(length));
-  (void)ignored;
+  options::report_write(line, static_cast<std::size_t>(length));
 }
 }  // namespace
 
