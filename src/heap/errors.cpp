@@ -1,5 +1,6 @@
 // Errors the heap reports: detected corruption (one line, then abort) and,
 // with STRATA_SHOW_ERRORS, each allocation it refuses (one line, then NULL).
+#include <sys/uio.h>
 #include <unistd.h>
 #include <cerrno>
 #include <cstdio>
@@ -25,16 +26,21 @@ constexpr const char* arena_note =
     "session_heap), whose blocks go back all at once (reset, end_frame, destroy), never by free";
 
 // Whether the heap block `p` falls in starts with an arena chunk's signature.
-// Reads a block that may be free, which AddressSanitizer must not stop: this
-// report is the one the program should get.
-__attribute__((no_sanitize_address)) bool in_arena_chunk(const page* pg, const void* p) {
+// The block's start may be memory the heap keeps inaccessible (a guard page,
+// the trimmed front of an over-aligned huge block), so it is read by a system
+// call that fails there rather than by a load that would fault: the report
+// must come out whole.
+bool in_arena_chunk(const page* pg, const void* p) {
   const auto* at = static_cast<const std::uint8_t*>(p);
   if (pg->slice_count == 0 || pg->block_size == 0 || at < pg->area) return false;
   std::size_t index = static_cast<std::size_t>(at - pg->area) / pg->block_size;
   if (pg->size_class < class_count && index >= pg->reserved) return false;
-  std::uint64_t first_word;
-  std::memcpy(&first_word, pg->area + index * pg->block_size, sizeof first_word);
-  return first_word == detail::arena_chunk_signature;
+  std::uint64_t first_word = 0;
+  iovec local{&first_word, sizeof first_word};
+  iovec remote{pg->area + index * pg->block_size, sizeof first_word};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
+             static_cast<ssize_t>(sizeof first_word) &&
+         first_word == detail::arena_chunk_signature;
 }
 
 }  // namespace
