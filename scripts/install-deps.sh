@@ -4,11 +4,14 @@
 #        scripts/install-deps.sh cuda12 [DIR]   (prints the CUDA 12 toolkit root)
 set -euo pipefail
 
-build_pkgs=(cmake ninja-build g++ pkg-config libgtest-dev libbenchmark-dev)
-test_pkgs=(clang-format python3 sqlite3 git gcc time libpython3.11-testsuite clang
-           libclang-rt-14-dev)
-bench_pkgs=(libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libtbb-dev python3-matplotlib
-            valgrind time redis-server redis-tools)
+# build: the library, the override, strata-replay, strata-bench (a compiler, CMake, Ninja).
+build_pkgs=(cmake ninja-build g++)
+# test: scripts/test.sh and .ci/run: the suites, the micro-benchmarks the release run
+# builds, the fuzzers, the programs the tests run, the consumers of an install.
+test_pkgs=(libgtest-dev libbenchmark-dev clang libclang-rt-14-dev clang-format python3
+           python3-matplotlib pkg-config valgrind sqlite3 git gcc time libpython3.11-testsuite)
+# bench: scripts/bench.sh's report and the allocators it compares.
+bench_pkgs=(python3 python3-matplotlib libmimalloc2.0 libjemalloc2 libtcmalloc-minimal4 libtbbmalloc2)
 
 # cuda12: most PyTorch and CuPy wheels link CUDA 12 while the system has 13, so
 # the GPU backend is also built against a CUDA 12 toolkit root (headers and
@@ -63,9 +66,7 @@ mode=${1:-build}
 want=("${build_pkgs[@]}")
 case "$mode" in
   build) ;;
-  # The test run builds the benchmarks too (their micro-benchmarks include mimalloc.h)
-  # and smoke-tests strata-bench against the competitors.
-  test) want+=("${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  test) want+=("${test_pkgs[@]}") ;;
   bench) want+=("${bench_pkgs[@]}") ;;
   cuda12)
     want=()

@@ -1,11 +1,15 @@
 // mimalloc's heap API for the micro-benchmarks, loaded at run time with
 // RTLD_LOCAL: linking libmimalloc would replace malloc in the whole benchmark
 // and distort its malloc baselines. Every pointer is null when it is absent.
+// mimalloc's header is not needed either: its heap is an opaque type here.
 #pragma once
 
 #include <dlfcn.h>
-#include <mimalloc.h>
 #include <cstddef>
+
+// mimalloc's heap handle, declared as mimalloc.h declares it.
+struct mi_heap_s;
+using mi_heap_t = mi_heap_s;
 
 struct mimalloc_heap_api {
   mi_heap_t* (*heap_new)() = nullptr;

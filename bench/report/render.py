@@ -143,7 +143,8 @@ def report(results, out_dir):
     return "\n".join(lines)
 
 
-def readme_section(results):
+def readme_section(results, report_link):
+    """The headline table for a page of the docs; `report_link` leads from there to REPORT.md."""
     rows = headline_rows(results)
     return "\n".join([
         "### Latest benchmark", "",
@@ -153,9 +154,9 @@ def readme_section(results):
         "row) with the best of the seed's strategies (std::pmr resources, a mimalloc heap, a "
         "bump arena, glibc's malloc), all measured in one glibc worker; there the allocator "
         "columns do not apply (·). The full report, with every seed scenario, plots and the "
-        "seeds' own figures beside ours, is [report/REPORT.md](report/REPORT.md).", "",
+        f"seeds' own figures beside ours, is [report/REPORT.md]({report_link}).", "",
         tables.headline_table(results, rows) if rows else "*No headline scenario in this run.*", "",
-        "Regenerate: `scripts/bench.sh --readme README.md` (quick, a few minutes) or add "
+        "Regenerate: `scripts/bench.sh --readme docs/benchmarks.md` (quick, a few minutes) or add "
         "`--full`; `build/release/bench/strata-bench/strata-bench --help` lists the scenarios.",
     ])
 
@@ -171,7 +172,9 @@ def main():
     results = Results.load(args.results)
     with open(os.path.join(out_dir, "REPORT.md"), "w", encoding="utf-8") as file:
         file.write(report(results, out_dir) + "\n")
-    if args.readme and not update_readme(args.readme, readme_section(results)):
+    report_link = os.path.relpath(os.path.join(out_dir, "REPORT.md"),
+                                  os.path.dirname(os.path.abspath(args.readme or ".")))
+    if args.readme and not update_readme(args.readme, readme_section(results, report_link)):
         print(f"render.py: no bench markers in {args.readme}; left unchanged", file=sys.stderr)
     return 0
 

@@ -11,6 +11,7 @@
 #ifndef STRATA_ARENA_HPP
 #define STRATA_ARENA_HPP
 
+#include <strata/detail/arena_signature.hpp>
 #include <strata/resource.hpp>
 
 #include <algorithm>
@@ -72,6 +73,7 @@ struct arena_chunk {
   enum class origin : unsigned char { normal, oversize, borrowed };
   static constexpr std::size_t header_bytes = 64;  // keeps chunk data cache-line aligned
 
+  std::uint64_t signature;  // arena_chunk_signature: names the chunk in a heap report
   arena_chunk* next;
   std::size_t bytes;  // the whole chunk, header included
   origin kind;
@@ -158,7 +160,8 @@ class monotonic_arena {
     if (bytes < lost + detail::arena_chunk::header_bytes + 64)
       throw std::invalid_argument("strata: arena buffer too small");
     auto* chunk = reinterpret_cast<detail::arena_chunk*>(start);
-    *chunk = {nullptr, bytes - lost, detail::arena_chunk::origin::borrowed};
+    *chunk = {detail::arena_chunk_signature, nullptr, bytes - lost,
+              detail::arena_chunk::origin::borrowed};
     reserved_bytes_ += chunk->bytes;
     link_in_use(chunk);
     make_current(chunk);
@@ -466,7 +469,7 @@ class monotonic_arena {
   // A chunk of `bytes` from the upstream, not yet linked anywhere.
   detail::arena_chunk* new_chunk(std::size_t bytes, detail::arena_chunk::origin kind) {
     auto* chunk = static_cast<detail::arena_chunk*>(upstream_.allocate(bytes, chunk_alignment));
-    *chunk = {nullptr, bytes, kind};
+    *chunk = {detail::arena_chunk_signature, nullptr, bytes, kind};
     reserved_bytes_ += bytes;
     annotate_released(chunk->begin(), bytes - detail::arena_chunk::header_bytes);
     return chunk;

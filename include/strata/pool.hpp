@@ -10,6 +10,7 @@
 #ifndef STRATA_POOL_HPP
 #define STRATA_POOL_HPP
 
+#include <strata/no_lock.hpp>
 #include <strata/resource.hpp>
 
 #include <algorithm>
@@ -27,12 +28,6 @@
 namespace strata {
 
 // ---- locks -----------------------------------------------------------------
-
-// The lock of a single-threaded pool: nothing at all.
-struct no_lock {
-  void lock() noexcept {}
-  void unlock() noexcept {}
-};
 
 // A test-and-test-and-set lock for short critical sections (a pop or a push).
 class spin_lock {

@@ -112,7 +112,10 @@ STRATA_EXPORT size_t strata_size_class_size(size_t cls) STRATA_NOEXCEPT;
 
 /* ---- options ------------------------------------------------------------ */
 
-/* Each option is read once from its STRATA_<NAME> environment variable. */
+/* Each option is read once from its STRATA_<NAME> environment variable; a value
+ * it does not accept prints one warning naming the variable and what it accepts,
+ * and the default stays. Flags take 0/1, true/false, yes/no or on/off; numbers
+ * a decimal value in the option's range (sizes with a K, M, G or T suffix). */
 typedef enum strata_option_e {
   STRATA_OPTION_VERBOSE,         /* print the options in force at start-up */
   STRATA_OPTION_SHOW_STATS,      /* print statistics at exit */
@@ -121,14 +124,16 @@ typedef enum strata_option_e {
   STRATA_OPTION_PURGE_DECOMMITS, /* purge with MADV_DONTNEED (1) or MADV_FREE (0) */
   STRATA_OPTION_LARGE_OS_PAGES,  /* back segments with transparent huge pages */
   STRATA_OPTION_SECURE,          /* guard pages and free-list checks */
-  STRATA_OPTION_ARENA_RESERVE,   /* bytes of address space to reserve up front (K/M/G suffix) */
+  STRATA_OPTION_ARENA_RESERVE,   /* bytes of address space to reserve up front (K/M/G/T suffix) */
   STRATA_OPTION_PURGE_THREAD, /* a background thread purges cached memory when its delay passes */
   STRATA_OPTION_DEBUG,        /* fill freed memory, canaries after blocks, Valgrind requests */
   STRATA_OPTION_COUNT
 } strata_option_t;
 
 STRATA_EXPORT long strata_option_get(strata_option_t option) STRATA_NOEXCEPT;
-STRATA_EXPORT void strata_option_set(strata_option_t option, long value) STRATA_NOEXCEPT;
+/* Returns 0, or EINVAL (errno set too, the option unchanged) for an option that
+ * does not exist or a value outside its range (flags: 0 or 1). */
+STRATA_EXPORT int strata_option_set(strata_option_t option, long value) STRATA_NOEXCEPT;
 STRATA_EXPORT const char* strata_option_name(strata_option_t option) STRATA_NOEXCEPT;
 
 #ifdef __cplusplus

@@ -8,6 +8,7 @@
 #ifndef STRATA_SYNCHRONIZED_HPP
 #define STRATA_SYNCHRONIZED_HPP
 
+#include <strata/no_lock.hpp>
 #include <strata/resource.hpp>
 
 #include <cstddef>
@@ -15,12 +16,6 @@
 #include <utility>
 
 namespace strata {
-
-// A lock that does nothing: for adaptors used by one thread at a time.
-struct no_lock {
-  void lock() noexcept {}
-  void unlock() noexcept {}
-};
 
 template <host_resource Upstream, class Mutex = std::mutex>
 class synchronized {

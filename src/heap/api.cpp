@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "heap/heap_internal.hpp"
+#include "options/report_output.hpp"
 #include "strata/strata.h"
 
 using namespace strata::heap;
@@ -26,10 +27,7 @@ heap* owned_heap(strata_heap_t* handle, const char* call) {
     int n = std::snprintf(line, sizeof(line),
                           "strata: %s called from a thread that does not own heap %p\n", call,
                           static_cast<void*>(h));
-    if (n > 0) {
-      ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<std::size_t>(n));
-      (void)ignored;
-    }
+    if (n > 0) strata::options::report_write(line, static_cast<std::size_t>(n));
     std::abort();
   }
   return h;

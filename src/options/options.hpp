@@ -22,7 +22,7 @@ inline long get(strata_option_t option) noexcept {
 // Re-read the environment as if the process had just started (tests).
 void reload_from_environment() noexcept;
 
-// Print the options in force, one per line, to stderr.
+// Print the options in force, one per line, to the report output.
 void print() noexcept;
 
 }  // namespace strata::options

@@ -17,6 +17,7 @@
 
 #include "heap/heap.hpp"
 #include "options/options.hpp"
+#include "options/report_output.hpp"
 #include "override/trace_recorder.hpp"
 #include "strata/strata.h"
 
@@ -67,8 +68,20 @@ void* aligned(size_t size, size_t alignment) {
   return STRATA_LIKELY(p != nullptr) ? p : strata_malloc_aligned(size, alignment);
 }
 
+// Statistics at exit (STRATA_SHOW_STATS, or STRATA_STATS_FILE) go to the report
+// output, which outlives the program's own stderr: coreutils close theirs in an
+// exit handler that runs before this one.
 void print_stats_at_exit() {
-  if (options::get(STRATA_OPTION_SHOW_STATS) != 0) strata_stats_print(stderr, 0);
+  if (options::get(STRATA_OPTION_SHOW_STATS) == 0 && !options::report_output_is_stats_file())
+    return;
+  int fd = ::dup(options::report_fd());
+  FILE* out = fd >= 0 ? ::fdopen(fd, "w") : nullptr;
+  if (out == nullptr) {
+    if (fd >= 0) ::close(fd);
+    return;
+  }
+  strata_stats_print(out, 0);
+  std::fclose(out);
 }
 
 __attribute__((constructor(101))) void override_init() {

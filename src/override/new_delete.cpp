@@ -14,6 +14,7 @@
 #include <new>
 
 #include "heap/heap.hpp"
+#include "options/report_output.hpp"
 #include "os/mutex.hpp"
 #include "override/trace_recorder.hpp"
 #include "strata/strata.h"
@@ -92,8 +93,7 @@ std::new_handler current_new_handler() noexcept {
   if (cxx != nullptr && cxx->throw_bad_alloc != nullptr) cxx->throw_bad_alloc();
   static const char line[] =
       "strata: operator new failed and no C++ runtime can throw std::bad_alloc\n";
-  ssize_t ignored = ::write(STDERR_FILENO, line, sizeof(line) - 1);
-  (void)ignored;
+  options::report_write(line, sizeof(line) - 1);
   std::abort();
 }
 

@@ -38,6 +38,7 @@
 #endif
 
 #include "heap/heap.hpp"
+#include "options/report_output.hpp"
 
 namespace strata::trace_recorder {
 
@@ -145,19 +146,6 @@ void convert_stamps(thread_buffer* buffer) noexcept {
   buffer->since = now;
 }
 
-// Writes to stderr without allocating (the recorder runs inside malloc).
-void say(const char* text) noexcept {
-  std::size_t n = std::strlen(text);
-  while (n > 0) {
-    ssize_t w = ::write(STDERR_FILENO, text, n);
-    if (w <= 0 && errno != EINTR) return;
-    if (w > 0) {
-      text += w;
-      n -= static_cast<std::size_t>(w);
-    }
-  }
-}
-
 // Writes all the bytes or stops recording (disk full, file closed): a trace
 // with a hole would replay wrongly, a shorter one only ends early.
 void write_all(const void* data, std::size_t bytes) noexcept {
@@ -166,7 +154,7 @@ void write_all(const void* data, std::size_t bytes) noexcept {
     ssize_t w = ::write(trace_fd, p, bytes);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      say("strata: STRATA_TRACE: writing the trace failed; recording stops\n");
+      options::report_write("strata: STRATA_TRACE: writing the trace failed; recording stops\n");
       enabled = false;
       ::close(trace_fd);
       trace_fd = -1;
@@ -272,7 +260,7 @@ bool open_trace_file() noexcept {
   expand_path(path, sizeof path);
   trace_fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
   if (trace_fd < 0) {
-    say("strata: STRATA_TRACE: cannot create the trace file; not recording\n");
+    options::report_write("strata: STRATA_TRACE: cannot create the trace file; not recording\n");
     return false;
   }
   trace::file_header header{};
@@ -356,7 +344,7 @@ void start() noexcept {
   const char* path = getenv("STRATA_TRACE");
   if (path == nullptr || path[0] == '\0') return;
   if (std::strlen(path) >= sizeof pattern) {
-    say("strata: STRATA_TRACE: path too long; not recording\n");
+    options::report_write("strata: STRATA_TRACE: path too long; not recording\n");
     return;
   }
   std::strcpy(pattern, path);

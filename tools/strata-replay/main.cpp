@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "install_layout.hpp"
 #include "replay_plan.hpp"
 #include "replay_worker.hpp"
 #include "strata/trace_reader.hpp"
@@ -36,7 +37,7 @@ struct options {
   std::string trace;
   std::string plot;
   std::string json;
-  std::string strata = STRATA_REPLAY_STRATA_LIBRARY;
+  std::string strata = default_strata_library();
   std::vector<std::string> only;
   int runs = 3;
 };
@@ -86,6 +87,39 @@ std::vector<std::string> split(const std::string& list) {
   return out;
 }
 
+// The names of --allocators, each one strata-replay knows; exits with a message otherwise.
+std::vector<std::string> allocator_names(const std::string& list) {
+  std::vector<std::string> names = split(list);
+  if (names.empty()) {
+    std::fprintf(stderr, "strata-replay: --allocators needs at least one name\n");
+    std::exit(2);
+  }
+  std::vector<allocator> known = catalog(options{});
+  for (const std::string& name : names) {
+    if (std::none_of(known.begin(), known.end(),
+                     [&](const allocator& a) { return a.name == name; })) {
+      std::fprintf(stderr,
+                   "strata-replay: unknown allocator '%s' (known: strata, glibc, mimalloc, "
+                   "jemalloc, tcmalloc, tbbmalloc)\n",
+                   name.c_str());
+      std::exit(2);
+    }
+  }
+  return names;
+}
+
+// The --runs value: a whole number from 1 to 1000; exits with a message otherwise.
+int run_count(const std::string& text) {
+  char* end = nullptr;
+  long runs = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != 0 || runs < 1 || runs > 1000) {
+    std::fprintf(stderr, "strata-replay: --runs takes a whole number from 1 to 1000, not '%s'\n",
+                 text.c_str());
+    std::exit(2);
+  }
+  return static_cast<int>(runs);
+}
+
 // Parses the command line; exits with usage on a mistake.
 options parse_options(int argc, char** argv) {
   options o;
@@ -102,9 +136,9 @@ options parse_options(int argc, char** argv) {
       usage(stdout);
       std::exit(0);
     } else if (arg == "--allocators") {
-      o.only = split(value());
+      o.only = allocator_names(value());
     } else if (arg == "--runs") {
-      o.runs = std::max(1, std::atoi(value().c_str()));
+      o.runs = run_count(value());
     } else if (arg == "--strata") {
       o.strata = value();
     } else if (arg == "--json") {
@@ -288,9 +322,10 @@ bool write_json(const std::string& path, const options& o, const plan& p,
 // Runs the plot script with `python`; its exit code (3: no matplotlib there).
 int run_plot_script(const char* python, const std::string& json, const std::string& png) {
   std::fflush(nullptr);
+  std::string script = plot_script();
   pid_t pid = fork();
   if (pid == 0) {
-    execlp(python, python, STRATA_REPLAY_PLOT_SCRIPT, json.c_str(), png.c_str(), nullptr);
+    execlp(python, python, script.c_str(), json.c_str(), png.c_str(), nullptr);
     _exit(127);
   }
   int status = 0;
@@ -320,6 +355,15 @@ int run(const options& o) {
     return 2;
   }
   plan p = make_plan(std::move(records));
+  if (p.records == 0) {
+    std::fprintf(stderr,
+                 "strata-replay: %s holds no calls. A program started through a wrapper script "
+                 "that execs it is not traced (STRATA_TRACE follows the process it starts with): "
+                 "trace the program itself, or give STRATA_TRACE a path with %%p, which traces "
+                 "every process into its own file\n",
+                 o.trace.c_str());
+    return 2;
+  }
   print_trace_summary(o, p);
   std::fflush(stdout);
   int fd = steps_file(p);
@@ -335,6 +379,11 @@ int run(const options& o) {
     m.who = a;
     m.available = a.library.empty() || access(a.library.c_str(), R_OK) == 0;
     results.push_back(m);
+  }
+  if (std::none_of(results.begin(), results.end(),
+                   [](const measurement& m) { return m.available; })) {
+    std::fprintf(stderr, "strata-replay: none of the allocators asked for is installed here\n");
+    return 2;
   }
   // Passes: every allocator once per pass, so a slow phase falls on all alike.
   for (int pass = 0; pass < o.runs; ++pass) {
@@ -356,6 +405,9 @@ int run(const options& o) {
     }
   }
   print_table(results, p, o.runs);
+  // Which override "strata" was: the installed one, the build tree's or --strata's.
+  for (const measurement& m : results)
+    if (m.who.name == "strata") std::printf("strata: %s\n", m.who.library.c_str());
   std::string json = o.json.empty() && !o.plot.empty() ? o.plot + ".json" : o.json;
   if (!json.empty() && !write_json(json, o, p, results)) {
     std::fprintf(stderr, "strata-replay: cannot write %s\n", json.c_str());
