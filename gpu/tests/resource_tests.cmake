@@ -1,12 +1,9 @@
 # The resource and pool suites: the device resources, the device pool (bfc over
-# device memory, so they link strata for bfc's misuse reports), the pinned pool
-# and transfer accounting.
+# device memory), the pinned pool and transfer accounting.
 foreach(test resource_test resource_transfer_test pool_device_test pool_pinned_test)
   strata_gpu_test(gpu_${test} ${test}.cpp)
-  target_link_libraries(gpu_${test} PRIVATE strata::strata_static)
 endforeach()
 strata_gpu_test(gpu_pool_concurrency_test pool_concurrency_test.cpp LABEL concurrency)
-target_link_libraries(gpu_pool_concurrency_test PRIVATE strata::strata_static)
 
 # Conformance with CCCL's cuda::mr concepts, where the toolkit ships CCCL.
 find_path(strata_cccl_include cuda/memory_resource
@@ -14,11 +11,9 @@ find_path(strata_cccl_include cuda/memory_resource
 if(TARGET strata_gpu_cuda AND strata_cccl_include)
   strata_gpu_test(gpu_resource_cccl_test resource_cccl_test.cpp)
   target_include_directories(gpu_resource_cccl_test SYSTEM PRIVATE ${strata_cccl_include})
-  target_link_libraries(gpu_resource_cccl_test PRIVATE strata::strata_static)
 endif()
 
 # Managed memory: the device layer's prefetch, advice and residency, and the
-# managed-memory pool (bfc over managed memory, so it links strata too).
+# managed-memory pool (bfc over managed memory).
 strata_gpu_test(gpu_managed_memory_test managed_memory_test.cpp)
 strata_gpu_test(gpu_managed_pool_test managed_pool_test.cpp LABEL concurrency)
-target_link_libraries(gpu_managed_pool_test PRIVATE strata::strata_static)

@@ -6,7 +6,8 @@
 #   - pkg-config: strata.pc's prefix is PREFIX, and a C and a C++ program build
 #     with its flags alone;
 #   - the static override makes malloc strata's in a C++ program that calls none;
-#   - the installed strata-replay replays a trace with the installed override.
+#   - the installed strata-replay replays a trace with the installed override;
+#   - where it has the CUDA half, strata_gpu.py finds the installed library.
 #
 # Usage: check_install.sh PREFIX
 set -euo pipefail
@@ -27,7 +28,7 @@ echo "-- CMake: find_package(strata) and every target"
 quietly cmake -S "$here" -B "$scratch/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
 quietly cmake --build "$scratch/cmake"
 for program in consumer consumer_allocators consumer_allocators_static consumer_malloc \
-  consumer_malloc_static; do
+  consumer_malloc_static consumer_gpu; do
   "$scratch/cmake/$program"
 done
 
@@ -60,6 +61,26 @@ if ! grep -qF "strata: $prefix/lib/libstrata-malloc.so" "$scratch/replay"; then
   echo "FAIL: strata-replay did not preload the installed override" >&2
   exit 1
 fi
-# The GPU half (issue 34, item 10): its installed library and Python module are
-# checked here, where the install has them.
+
+# Where the install has the CUDA half: strata_gpu.py finds the installed library
+# and the PyTorch extension's source and header by itself, and without a GPU the
+# library answers ENODEV.
+if [ -e "$prefix/lib/libstrata-gpu-alloc.so" ]; then
+  echo "-- the GPU allocator library and strata_gpu.py"
+  PYTHONPATH=$prefix/share/strata/python python3 - "$prefix" <<'PYTHON'
+import errno, os, sys
+import strata_gpu
+prefix = sys.argv[1]
+assert strata_gpu.library_path() == os.path.join(prefix, "lib", "libstrata-gpu-alloc.so"), \
+    strata_gpu.library_path()
+assert os.path.exists(strata_gpu.TORCH_EXTENSION_SOURCE), strata_gpu.TORCH_EXTENSION_SOURCE
+assert os.path.exists(os.path.join(strata_gpu.INCLUDE_DIR, "strata", "gpu", "integration.h"))
+try:
+    strata_gpu.empty_cache(0)
+    print("a GPU answered: strata_gpu.empty_cache(0) worked")
+except OSError as error:
+    assert error.errno == errno.ENODEV, error
+    print("no GPU here: strata_gpu.empty_cache(0) answered ENODEV, as promised")
+PYTHON
+fi
 echo "PASS: the install works from the install alone"

@@ -19,7 +19,9 @@ CuPy:
     cupy.cuda.set_allocator(strata_gpu.cupy_allocator)
 
 Both need a GPU. The library is $STRATA_GPU_ALLOC_LIBRARY when that is set,
-else a copy beside this file, else whatever the dynamic loader finds by name.
+else the install's (share/strata/python/strata_gpu.py finds lib/ from
+strata_gpu_layout.json beside it), else a copy beside this file, else whatever
+the dynamic loader finds by name.
 STRATA_GPU_ALLOC_CONF configures it when a device's allocator is first made.
 """
 
@@ -42,9 +44,26 @@ _UNSIGNED_FIELDS = ("cache_hits", "cache_misses", "cross_stream_reuses", "alloc_
 _BUILT_IN_STREAMS = (0, 1, 2)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-# The extension's source and the header it includes, where this file sits in the tree.
-TORCH_EXTENSION_SOURCE = os.path.join(_HERE, os.pardir, "torch", "strata_torch_allocator.cpp")
-INCLUDE_DIR = os.path.join(_HERE, os.pardir, os.pardir, "include")
+
+
+def _layout():
+    """Where the library, the headers and the extension's source are, relative to this file.
+
+    An install writes strata_gpu_layout.json beside it; in the source tree they are
+    gpu/integration/torch and gpu/include, and the library is found as library_path() says.
+    """
+    try:
+        with open(os.path.join(_HERE, "strata_gpu_layout.json"), encoding="utf-8") as file:
+            paths = json.load(file)
+    except FileNotFoundError:
+        paths = {"include": os.path.join(os.pardir, os.pardir, "include"),
+                 "torch_extension": os.path.join(os.pardir, "torch", "strata_torch_allocator.cpp")}
+    return {key: os.path.normpath(os.path.join(_HERE, path)) for key, path in paths.items()}
+
+
+_LAYOUT = _layout()
+TORCH_EXTENSION_SOURCE = _LAYOUT["torch_extension"]
+INCLUDE_DIR = _LAYOUT["include"]
 
 
 class Stats(ctypes.Structure):
@@ -55,12 +74,15 @@ class Stats(ctypes.Structure):
 
 
 def library_path():
-    """Where the library is: the environment's choice, a copy beside this file, or its name."""
+    """Where the library is: the environment's choice, the install's copy, a copy beside
+    this file, or its name for the dynamic loader."""
     chosen = os.environ.get("STRATA_GPU_ALLOC_LIBRARY")
     if chosen:
         return chosen
-    beside = os.path.join(_HERE, LIBRARY_NAME)
-    return beside if os.path.exists(beside) else LIBRARY_NAME
+    for candidate in (_LAYOUT.get("library"), os.path.join(_HERE, LIBRARY_NAME)):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return LIBRARY_NAME
 
 
 _library = None
