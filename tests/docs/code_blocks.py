@@ -16,9 +16,8 @@ docs install to ~/.local), HOME is the readers' home, SOURCE the repository, DIR
     cannot be imported (they need a GPU as well).
   - a block with no language is a program's output, not code.
 A line `<!-- check: skip REASON -->` before a block skips it, saying why; `<!-- check: ci NAME -->`
-names a block that .ci/run runs itself (`show NAME` prints it). docs/gpu.md is kept as it was
-written and takes no such lines: its fragments of the GPU API, its build commands for the CUDA
-integration and its PyTorch and CuPy programs are skipped, each with its reason.
+names a block that .ci/run runs itself (`show NAME` prints it). A program that includes a
+<strata/gpu/...> header links strata::gpu, which every install has (its simulated device).
 Every block is reported on one line; any failure fails the run.
 """
 
@@ -32,7 +31,6 @@ import sys
 
 FILE_NAME = re.compile(r"^(?://|#)\s*([\w.-]+\.(?:c|cpp|hpp|h)|CMakeLists\.txt|Makefile)\s*$")
 DIRECTIVE = re.compile(r"^<!--\s*check:\s*(.*?)\s*-->$")
-GPU_PAGE = "docs/gpu.md"
 
 
 class Block:
@@ -108,16 +106,6 @@ class Run:
 
     # ---- classification --------------------------------------------------
 
-    def gpu_page_reason(self, block):
-        """Why a block of docs/gpu.md is not run, or None."""
-        if block.language == "python":
-            return None  # decided as every python block is
-        if block.language == "sh":
-            return "builds the CUDA integration, which needs the CUDA toolkit (CI's GPU build covers it)"
-        if block.language in ("c", "cpp") and "main(" not in block.code:
-            return "a fragment of the GPU API (docs/gpu.md is kept as it was written)"
-        return None
-
     def python_reason(self, block):
         for module, what in (("torch", "PyTorch"), ("cupy", "CuPy")):
             if re.search(rf"^\s*import .*\b{module}\b", block.code, re.M):
@@ -145,13 +133,9 @@ class Run:
                 file.write(block.code)
             gpu = "<strata/gpu/" in block.code
             target = "strata::gpu" if gpu else "strata::strata"
-            lines += [f"if(TARGET {target})",
-                      f"  add_executable({name} {source})",
-                      f"  target_link_libraries({name} PRIVATE {target})",
-                      f"  target_compile_options({name} PRIVATE -Wall -Wextra -Werror)",
-                      "else()",
-                      f"  file(APPEND ${{CMAKE_BINARY_DIR}}/not_built.txt \"{name}\\n\")",
-                      "endif()"]
+            lines += [f"add_executable({name} {source})",
+                      f"target_link_libraries({name} PRIVATE {target})",
+                      f"target_compile_options({name} PRIVATE -Wall -Wextra -Werror)"]
         with open(os.path.join(project, "CMakeLists.txt"), "w", encoding="utf-8") as file:
             file.write("\n".join(lines) + "\n")
         build = os.path.join(project, "build")
@@ -163,14 +147,8 @@ class Run:
             for block in programs:
                 self.report("FAIL", block, "configure failed\n" + configure.stderr[-3000:])
             return
-        not_built_file = os.path.join(build, "not_built.txt")
-        not_built = set(open(not_built_file).read().split()) if os.path.exists(not_built_file) else set()
         for n, block in enumerate(programs):
             name = f"block_{n}"
-            if name in not_built:
-                self.report("skipped", block, "needs strata::gpu, which this install does not "
-                            "export yet (the GPU half is not installed: issue 34, item 10)")
-                continue
             built = subprocess.run(["cmake", "--build", build, "--target", name],
                                    env=self.env, text=True, capture_output=True)
             if built.returncode != 0:
@@ -203,10 +181,7 @@ class Run:
         programs, in_order = [], []
         for page in pages(self.source):
             for block in read_blocks(self.source, page):
-                if page == GPU_PAGE and block.directive:
-                    self.report("FAIL", block, "docs/gpu.md takes no check lines")
-                    continue
-                reason = self.gpu_page_reason(block) if page == GPU_PAGE else None
+                reason = None
                 if block.directive and block.directive.startswith("skip "):
                     reason = block.directive[len("skip "):]
                 if reason:
