@@ -65,7 +65,7 @@ constexpr const char* other_variables[] = {
     "TRACE",          "STATS_FILE",        "CPU_BACKEND",
     "GPU_ALLOC_CONF", "GPU_ALLOC_LIBRARY", "REPLAY_PYTHON",
     "BENCH_PYTHON",   "BENCH_RENDERER",    "FUZZ_SECONDS",
-    "TRACKING",       "OVERRIDE_PRELOAD",
+    "TRACKING",       "OVERRIDE_PRELOAD",  "GPU_CHECK_BUDGET_S",
 };
 
 os::mutex init_lock;
