@@ -127,6 +127,9 @@ typedef enum strata_option_e {
   STRATA_OPTION_ARENA_RESERVE,   /* bytes of address space to reserve up front (K/M/G/T suffix) */
   STRATA_OPTION_PURGE_THREAD, /* a background thread purges cached memory when its delay passes */
   STRATA_OPTION_DEBUG,        /* fill freed memory, canaries after blocks, Valgrind requests */
+  STRATA_OPTION_GUARDED_SAMPLE_RATE, /* about one allocation in N behind guard pages; 0 off */
+  STRATA_OPTION_GUARDED_MAX_SLOTS,   /* slots of the guarded region (live + quarantined blocks) */
+  STRATA_OPTION_GUARDED_UNDERFLOW_PERCENT, /* share of guarded blocks against the guard before */
   STRATA_OPTION_COUNT
 } strata_option_t;
 

@@ -55,6 +55,9 @@ constexpr descriptor table[STRATA_OPTION_COUNT] = {
     {"ARENA_RESERVE", kind::bytes, 0, 0, max_reserve, "bytes (K, M, G or T suffix)"},
     {"PURGE_THREAD", kind::flag, 1, 0, 1, ""},
     {"DEBUG", kind::flag, STRATA_DEBUG_BY_DEFAULT, 0, 1, ""},
+    {"GUARDED_SAMPLE_RATE", kind::number, 0, 0, 1L << 40, "allocations (0: off)"},
+    {"GUARDED_MAX_SLOTS", kind::number, 256, 1, 1L << 20, "slots"},
+    {"GUARDED_UNDERFLOW_PERCENT", kind::number, 10, 0, 100, "percent"},
 };
 
 // STRATA_* variables that are not options but are read by other parts of
