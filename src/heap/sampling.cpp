@@ -2,6 +2,8 @@
 // dispatch to the guarded region.
 #include "heap/sampling.hpp"
 
+#include <climits>
+
 #include "guarded/region.hpp"
 #include "options/options.hpp"
 #include "stack/frames.hpp"
@@ -42,13 +44,31 @@ long guarded_gap(sampling_thread& t) noexcept {
   return 1 + static_cast<long>(next_random(t) % static_cast<std::uint64_t>(2 * guarded_rate - 1));
 }
 
-// A guarded block when this thread's countdown runs out, else null.
-void* maybe_guarded(sampling_thread& t, std::size_t size) noexcept {
-  if (guarded_rate == 0 || --t.guarded_left > 0) return nullptr;
-  bool drawn = t.guarded_left == 0 || guarded_rate == 1;  // below 0: the thread's first
+// The countdown ran out (or the thread's first allocation, at 0 - 1): a
+// guarded block when drawn and it fits a slot, else null; the next gap drawn.
+// Without guarded sampling (the hook on for the trace recorder) the countdown
+// is set out of reach.
+void* guarded_when_drawn(sampling_thread& t, std::size_t size) noexcept {
+  if (guarded_rate == 0) {
+    t.guarded_left = LONG_MAX;
+    return nullptr;
+  }
+  bool drawn = t.guarded_left == 0 || guarded_rate == 1;
   t.guarded_left = guarded_gap(t);
   if (!drawn || size > guarded::slot_bytes) return nullptr;
   return guarded::allocate(size, 16);
+}
+
+// The allocation the countdown ran out on, never one of a sampler's own.
+__attribute__((noinline, cold)) void* malloc_drawn(heap* h, std::size_t size) noexcept {
+  sampling_thread& t = tls_sampling;
+  if (!t.busy) {
+    t.busy = true;
+    void* p = guarded_when_drawn(t, size);
+    t.busy = false;
+    if (p != nullptr) return p;
+  }
+  return heap_malloc(h, size);
 }
 
 }  // namespace
@@ -71,15 +91,10 @@ void sampling_force_on() noexcept {
   sampling_enabled = true;
 }
 
-__attribute__((noinline, cold)) void* malloc_sampled(heap* h, std::size_t size) noexcept {
-  sampling_thread& t = tls_sampling;
-  if (!t.busy) {
-    t.busy = true;
-    void* p = maybe_guarded(t, size);
-    t.busy = false;
-    if (p != nullptr) return p;
-  }
-  return heap_malloc(h, size);
+// One decrement, then the heap; the drawn allocation takes malloc_drawn.
+void* malloc_sampled(heap* h, std::size_t size) noexcept {
+  if (STRATA_LIKELY(--tls_sampling.guarded_left > 0)) return heap_malloc(h, size);
+  return malloc_drawn(h, size);
 }
 
 std::size_t sampled_usable_size(const void* p) noexcept {

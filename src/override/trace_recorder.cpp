@@ -331,8 +331,9 @@ void record(trace::op kind, const void* address, std::size_t size, const void* o
 }
 
 __attribute__((noinline, cold)) void* malloc_recorded(std::size_t size) noexcept {
+  if (!on()) return heap::malloc_sampled(heap::tls_heap, size);  // sampling alone: a jump
   void* p = heap::malloc_sampled(heap::tls_heap, size);
-  if (on()) record(trace::op::malloc, p, size);
+  record(trace::op::malloc, p, size);
   return p;
 }
 
