@@ -5,6 +5,7 @@
 #                         strata::strata-malloc-static (the malloc override)
 #   pkg-config strata     its prefix taken from where strata.pc lies
 #   bin/strata-replay     installed by tools/strata-replay
+#   bin/strata-prof       installed by tools/strata-prof (its modules in share/strata)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS strata strata_static strata-malloc strata-malloc-dlopen strata-malloc-static EXPORT strataTargets
