@@ -7,6 +7,7 @@
 #   share/strata/python   strata_gpu.py, beside lib/libstrata-gpu-alloc.so (with CUDA)
 #   pkg-config strata     its prefix taken from where strata.pc lies
 #   bin/strata-replay     installed by tools/strata-replay
+#   bin/strata-prof       installed by tools/strata-prof (its modules in share/strata)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS strata strata_static strata-malloc strata-malloc-dlopen strata-malloc-static EXPORT strataTargets

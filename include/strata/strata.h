@@ -127,6 +127,13 @@ typedef enum strata_option_e {
   STRATA_OPTION_ARENA_RESERVE,   /* bytes of address space to reserve up front (K/M/G/T suffix) */
   STRATA_OPTION_PURGE_THREAD, /* a background thread purges cached memory when its delay passes */
   STRATA_OPTION_DEBUG,        /* fill freed memory, canaries after blocks, Valgrind requests */
+  STRATA_OPTION_GUARDED_SAMPLE_RATE, /* about one allocation in N behind guard pages; 0 off */
+  STRATA_OPTION_GUARDED_MAX_SLOTS,   /* slots of the guarded region (live + quarantined blocks) */
+  STRATA_OPTION_GUARDED_UNDERFLOW_PERCENT, /* share of guarded blocks against the guard before */
+  STRATA_OPTION_PROFILE_RATE,   /* heap profiler: mean bytes allocated between two samples */
+  STRATA_OPTION_PROFILE_SIGNAL, /* heap profiler: a signal that writes the profile; 0 none */
+  STRATA_OPTION_PROFILE_LEAKS,  /* heap profiler: print the largest live stacks at exit */
+  STRATA_OPTION_PROFILE_SEED,   /* heap profiler: the sampler's seed; 0 a fresh one per thread */
   STRATA_OPTION_COUNT
 } strata_option_t;
 
@@ -135,6 +142,13 @@ STRATA_EXPORT long strata_option_get(strata_option_t option) STRATA_NOEXCEPT;
  * does not exist or a value outside its range (flags: 0 or 1). */
 STRATA_EXPORT int strata_option_set(strata_option_t option, long value) STRATA_NOEXCEPT;
 STRATA_EXPORT const char* strata_option_name(strata_option_t option) STRATA_NOEXCEPT;
+
+/* Heap profiler (STRATA_PROFILE): write the sampled profile now, to `path` in
+ * pprof's profile.proto format and to `path`.folded as folded stacks of live
+ * bytes. Returns 0, or an errno value (errno set too): EINVAL when the profiler
+ * is off or `path` is null, empty or too long, EDEADLK from a signal handler
+ * that interrupted the profiler itself, or what open or write failed with. */
+STRATA_EXPORT int strata_profile_dump(const char* path) STRATA_NOEXCEPT;
 
 #ifdef __cplusplus
 }

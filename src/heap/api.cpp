@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "heap/heap_internal.hpp"
+#include "heap/sampling.hpp"
 #include "options/report_output.hpp"
 #include "strata/strata.h"
 
@@ -45,7 +46,7 @@ void* zeroed(heap* h, std::size_t count, std::size_t size) {
   // calloc then touches no page the program does not.
   bool known_zero = false;
   void* p =
-      total > medium_max ? malloc_huge_zeroed(h, total, 0, &known_zero) : heap_malloc(h, total);
+      total > medium_max ? malloc_huge_zeroed(h, total, 0, &known_zero) : malloc_hooked(h, total);
   if (p != nullptr && !known_zero) std::memset(p, 0, total);
   return p;
 }
@@ -64,14 +65,22 @@ bool stays_in_place(std::size_t size, std::size_t usable) {
 // A new block of `size` bytes from `h` holding what fits of `p`'s `usable`
 // bytes; null when none can be had. The caller frees `p`.
 void* copy_to_new_block(heap* h, void* p, std::size_t size, std::size_t usable) {
-  void* q = heap_malloc(h, size);
+  void* q = malloc_hooked(h, size);
   if (q != nullptr) std::memcpy(q, p, size < usable ? size : usable);
+  return q;
+}
+
+// Resize a sampled block (outside strata's segments): always moved, so the
+// new block is drawn for sampling like any other.
+void* resize_sampled(heap* h, void* p, std::size_t size, std::size_t usable) {
+  void* q = copy_to_new_block(h, p, size, usable);
+  if (q != nullptr) sampled_free(p);
   return q;
 }
 
 // Resize `p` within heap `h`: in place when the block allows, else move.
 void* resize(heap* h, void* p, std::size_t size) {
-  if (p == nullptr) return heap_malloc(h, size);
+  if (p == nullptr) return malloc_hooked(h, size);
   // The usual case, a block of one of this thread's list pages (Python resizes
   // its strings and lists so): checked as free checks it, with one lookup. (A
   // size past the classes takes the full path, which names realloc if refused.)
@@ -85,6 +94,10 @@ void* resize(heap* h, void* p, std::size_t size) {
       if (q != nullptr) heap_free(p);
       return q;
     }
+  }
+  if (seg == nullptr || !segment_map::contains(seg)) {
+    std::size_t usable = sampled_usable_size(p);  // reports a misused sampled block
+    if (usable != 0) return resize_sampled(h, p, size, usable);
   }
   // Resizing a freed or interior pointer is misuse, caught as free would.
   block* start = check_live_block(p);
@@ -117,7 +130,7 @@ void* resize(heap* h, void* p, std::size_t size) {
 }  // namespace
 
 void* strata_malloc(size_t size) noexcept {
-  return heap_malloc(tls_heap, size);
+  return malloc_hooked(tls_heap, size);
 }
 
 void* strata_calloc(size_t count, size_t size) noexcept {
@@ -197,7 +210,7 @@ strata_heap_t* strata_heap_new(void) noexcept {
 }
 
 void* strata_heap_malloc(strata_heap_t* h, size_t size) noexcept {
-  return heap_malloc(owned_heap(h, "strata_heap_malloc"), size);
+  return malloc_hooked(owned_heap(h, "strata_heap_malloc"), size);
 }
 
 void* strata_heap_calloc(strata_heap_t* h, size_t count, size_t size) noexcept {

@@ -2,6 +2,7 @@
 // frees from other threads, which wait in a per-thread array and are posted
 // with one compare-exchange per destination page.
 #include "heap/heap_internal.hpp"
+#include "heap/sampling.hpp"
 #include "heap/slice_bitmap.hpp"
 
 namespace strata::heap {
@@ -156,6 +157,7 @@ void free_foreign(void* p) noexcept {
   // segment's first unit, where free's fast path does not look.
   if (segment* seg = segment_map::lookup(p); seg != nullptr && seg->huge)
     return free_slow(seg, &seg->pages[0], p);
+  if (sampled_free(p)) return;
   foreign_handler(p);
 }
 

@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "heap/heap_internal.hpp"
+#include "heap/sampling.hpp"
 #include "heap/stats_internal.hpp"
 
 namespace strata::heap {
@@ -344,7 +345,8 @@ void* heap_malloc_aligned(heap* h, std::size_t size, std::size_t alignment) noex
 
 std::size_t usable_size(const void* p) noexcept {
   segment* seg = segment_map::lookup(p);
-  if (p == nullptr || seg == nullptr) return 0;
+  if (p == nullptr) return 0;
+  if (seg == nullptr) return sampled_usable_size(p);
   if (seg->huge)
     return seg->pages[0].block_size -
            static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) - seg->pages[0].area);

@@ -6,6 +6,7 @@
 #include "heap/heap_internal.hpp"
 #include "heap/metadata.hpp"
 #include "heap/registry.hpp"
+#include "heap/sampling.hpp"
 #include "heap/slice_bitmap.hpp"
 #include "options/options.hpp"
 #include "os/mutex.hpp"
@@ -165,6 +166,7 @@ heap* thread_heap_init() noexcept {
   registry_add(&ctx->main_heap);
   pthread_setspecific(exit_key, ctx);
   tls_heap = &ctx->main_heap;
+  sampling_start();  // the first thread sets the samplers up; it can allocate now
   return &ctx->main_heap;
 }
 

@@ -55,6 +55,13 @@ constexpr descriptor table[STRATA_OPTION_COUNT] = {
     {"ARENA_RESERVE", kind::bytes, 0, 0, max_reserve, "bytes (K, M, G or T suffix)"},
     {"PURGE_THREAD", kind::flag, 1, 0, 1, ""},
     {"DEBUG", kind::flag, STRATA_DEBUG_BY_DEFAULT, 0, 1, ""},
+    {"GUARDED_SAMPLE_RATE", kind::number, 0, 0, 1L << 40, "allocations (0: off)"},
+    {"GUARDED_MAX_SLOTS", kind::number, 256, 1, 1L << 20, "slots"},
+    {"GUARDED_UNDERFLOW_PERCENT", kind::number, 10, 0, 100, "percent"},
+    {"PROFILE_RATE", kind::bytes, 512L << 10, 1, 1L << 40, "bytes (K, M, G or T suffix)"},
+    {"PROFILE_SIGNAL", kind::number, 0, 0, 64, "signal number (0: none)"},
+    {"PROFILE_LEAKS", kind::flag, 0, 0, 1, ""},
+    {"PROFILE_SEED", kind::number, 0, 0, 1L << 62, "seed (0: per thread)"},
 };
 
 // STRATA_* variables that are not options but are read by other parts of
@@ -66,6 +73,7 @@ constexpr const char* other_variables[] = {
     "GPU_ALLOC_CONF", "GPU_ALLOC_LIBRARY", "REPLAY_PYTHON",
     "BENCH_PYTHON",   "BENCH_RENDERER",    "FUZZ_SECONDS",
     "TRACKING",       "OVERRIDE_PRELOAD",  "GPU_CHECK_BUDGET_S",
+    "PROFILE",
 };
 
 os::mutex init_lock;

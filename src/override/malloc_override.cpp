@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "heap/heap.hpp"
+#include "heap/sampling.hpp"
 #include "options/options.hpp"
 #include "options/report_output.hpp"
 #include "override/trace_recorder.hpp"
@@ -58,8 +59,9 @@ std::size_t libc_usable_size(void* p) {
   return fn != nullptr ? fn(p) : 0;
 }
 
+// Whether `p` is strata's: in its segments, or a block one of its samplers placed.
 bool is_strata(const void* p) {
-  return heap::segment_map::lookup(p) != nullptr;
+  return heap::segment_map::lookup(p) != nullptr || heap::sampled_usable_size(p) != 0;
 }
 
 // The heap's inline aligned fast path, else the C API's full one.
@@ -90,6 +92,7 @@ __attribute__((constructor(101))) void override_init() {
   heap::register_fork_handlers();
   atexit(print_stats_at_exit);
   trace_recorder::start();
+  heap::sampling_start();
 }
 
 }  // namespace
@@ -98,7 +101,7 @@ __attribute__((constructor(101))) void override_init() {
 // fewest fetch blocks whatever else moves in the library (unaligned, pair loops
 // measured up to 1 ns slower on some builds).
 STRATA_OVERRIDE __attribute__((aligned(64))) void* malloc(size_t size) noexcept {
-  if (STRATA_UNLIKELY(on())) return trace_recorder::malloc_recorded(size);
+  if (STRATA_UNLIKELY(heap::sampling_on())) return trace_recorder::malloc_recorded(size);
   return heap::heap_malloc(heap::tls_heap, size);
 }
 

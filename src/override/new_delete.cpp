@@ -14,6 +14,7 @@
 #include <new>
 
 #include "heap/heap.hpp"
+#include "heap/sampling.hpp"
 #include "options/report_output.hpp"
 #include "os/mutex.hpp"
 #include "override/trace_recorder.hpp"
@@ -142,13 +143,14 @@ __attribute__((noinline)) void* new_block_slow(std::size_t size) {
 }
 
 inline void* new_block(std::size_t size) {
-  if (STRATA_UNLIKELY(trace_recorder::on())) return new_block_slow(size);
+  if (STRATA_UNLIKELY(heap::sampling_on()))
+    return trace_recorder::new_recorded(size, new_block_slow);
   void* p = heap::heap_malloc(heap::tls_heap, size);
   return STRATA_LIKELY(p != nullptr) ? p : new_block_slow(size);
 }
 
 inline void* new_block_nothrow(std::size_t size) noexcept {
-  void* p = heap::heap_malloc(heap::tls_heap, size);
+  void* p = heap::malloc_hooked(heap::tls_heap, size);
   if (STRATA_LIKELY(p != nullptr)) return recorded_new(p, size, 0);
   return new_retry_nothrow(size, 0);  // a block it finds was recorded by operator new
 }

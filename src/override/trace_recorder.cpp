@@ -38,6 +38,7 @@
 #endif
 
 #include "heap/heap.hpp"
+#include "heap/sampling.hpp"
 #include "options/report_output.hpp"
 
 namespace strata::trace_recorder {
@@ -330,8 +331,16 @@ void record(trace::op kind, const void* address, std::size_t size, const void* o
 }
 
 __attribute__((noinline, cold)) void* malloc_recorded(std::size_t size) noexcept {
-  void* p = heap::heap_malloc(heap::tls_heap, size);
+  if (!on()) return heap::malloc_sampled(heap::tls_heap, size);  // sampling alone: a jump
+  void* p = heap::malloc_sampled(heap::tls_heap, size);
   record(trace::op::malloc, p, size);
+  return p;
+}
+
+__attribute__((noinline, cold)) void* new_recorded(std::size_t size, void* (*retry)(std::size_t)) {
+  void* p = heap::malloc_sampled(heap::tls_heap, size);
+  if (p == nullptr) return retry(size);
+  if (on()) record(trace::op::malloc, p, size);
   return p;
 }
 
@@ -356,6 +365,7 @@ void start() noexcept {
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   atexit(process_exit);
   enabled = true;
+  heap::sampling_force_on();  // malloc records through its sampled path
 }
 
 }  // namespace strata::trace_recorder

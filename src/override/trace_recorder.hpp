@@ -26,8 +26,12 @@ void record(trace::op kind, const void* address, std::size_t size,
             const void* old_address = nullptr, std::size_t alignment = 0) noexcept;
 
 // The recording twins of malloc and free, out of line so that the fast paths
-// keep nothing of the recording but the test of on().
+// keep nothing of the recording but the test of on(). malloc's twin is also
+// the override's sampled malloc (heap/sampling.hpp), and records only when on().
 void* malloc_recorded(std::size_t size) noexcept;
+// The same for operator new: `retry` (the new-handler loop, which records what
+// it finds) when the heap has no block.
+void* new_recorded(std::size_t size, void* (*retry)(std::size_t));
 void free_recorded(void* p) noexcept;
 
 // Opens the file STRATA_TRACE names and turns recording on (the override's

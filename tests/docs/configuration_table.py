@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Every STRATA_* environment variable that strata reads is in the README's Configuration
-table, every variable of the table is read somewhere, and every one that is not an option is
-known to the option parser (so setting it prints no "not a strata variable" warning).
+"""Every STRATA_* environment variable that strata reads is in a Configuration table (the
+README's, or a docs/ page's for its feature), every variable of the tables is read somewhere,
+and every one that is not an option is known to the option parser (so setting it prints no
+"not a strata variable" warning).
 
 usage: configuration_table.py SOURCE"""
 
+import glob
 import os
 import re
 import sys
@@ -44,11 +46,19 @@ def option_names(source):
 
 
 def table_variables(source):
-    with open(os.path.join(source, "README.md"), encoding="utf-8") as file:
-        text = file.read()
-    section = text.split("## Configuration", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.split("\n") if line.startswith("| `STRATA_")]
-    return {name for row in rows for name in re.findall(r"`STRATA_([A-Z0-9_]+)`", row.split("|")[1])}
+    """The variables of the Configuration tables: the README's, and a page of docs/ that has a
+    section of its own for its feature's variables."""
+    pages = [os.path.join(source, "README.md")] + sorted(glob.glob(os.path.join(source, "docs", "*.md")))
+    found = set()
+    for page in pages:
+        with open(page, encoding="utf-8") as file:
+            text = file.read()
+        if "## Configuration" not in text:
+            continue
+        section = text.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+        rows = [line for line in section.split("\n") if line.startswith("| `STRATA_")]
+        found |= {name for row in rows for name in re.findall(r"`STRATA_([A-Z0-9_]+)`", row.split("|")[1])}
+    return found
 
 
 def main():

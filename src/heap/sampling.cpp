@@ -1,0 +1,154 @@
+// The sampling hook (see sampling.hpp): per-thread countdowns and the
+// dispatch to the guarded region and the heap profiler.
+#include "heap/sampling.hpp"
+
+#include <climits>
+
+#include "guarded/region.hpp"
+#include "options/options.hpp"
+#include "profile/profiler.hpp"
+#include "stack/frames.hpp"
+
+namespace strata::heap {
+
+bool sampling_enabled = false;
+
+namespace {
+
+// Per thread: allocations left until the next guarded one and bytes left until
+// the next profiled one (each drawn when it goes below 0), a random draw's
+// state, whether the thread has drawn its first gaps, and whether it is inside
+// a sampler (its own allocations are never sampled).
+struct sampling_thread {
+  long guarded_left = 0;
+  long bytes_left = 0;
+  std::uint64_t random = 0;
+  bool started = false;
+  bool busy = false;
+};
+
+constinit thread_local sampling_thread tls_sampling __attribute__((tls_model(STRATA_TLS_MODEL)));
+
+long guarded_rate = 0;  // 0: off
+bool profiling = false;
+// STRATA_PROFILE_SEED, and the threads that took a seed from it so far.
+std::uint64_t seed = 0;
+std::atomic<std::uint64_t> seeded_threads{0};
+
+// A thread's first random state: from STRATA_PROFILE_SEED and the thread's
+// order of arrival when set (reproducible runs), else from its id.
+std::uint64_t first_random() noexcept {
+  std::uint64_t x = seed != 0 ? seed + seeded_threads.fetch_add(1) * 0x9e3779b97f4a7c15
+                              : os::thread_id() * 0x9e3779b97f4a7c15;
+  x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9;  // splitmix's finaliser spreads nearby seeds
+  return (x ^ (x >> 29)) | 1;
+}
+
+// xorshift: no lock, no system call.
+std::uint64_t next_random(sampling_thread& t) noexcept {
+  std::uint64_t x = t.random;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return t.random = x;
+}
+
+// Allocations before the next guarded one: uniform from 0 to 2 * rate - 2, so
+// one in guarded_rate on average is drawn; out of reach when off.
+long guarded_gap(sampling_thread& t) noexcept {
+  if (guarded_rate == 0) return LONG_MAX;
+  if (guarded_rate == 1) return 0;
+  return static_cast<long>(next_random(t) % static_cast<std::uint64_t>(2 * guarded_rate - 1));
+}
+
+// Bytes before the next profiled allocation; out of reach when off.
+long profile_gap(sampling_thread& t) noexcept {
+  return profiling ? profile::next_gap(next_random(t)) : LONG_MAX;
+}
+
+// A countdown ran out on this allocation: a profiled block when the byte
+// countdown did (first, so the profile stays unbiased), else a guarded one
+// when it fits a slot, else null; each spent countdown drawn again. A thread's
+// first allocation draws both gaps, then counts itself against them.
+void* sample(sampling_thread& t, std::size_t size) noexcept {
+  if (!t.started) {
+    t.started = true;
+    t.random = first_random();
+    t.guarded_left = guarded_gap(t) - 1;
+    t.bytes_left = profile_gap(t) - static_cast<long>(size);
+  }
+  void* p = nullptr;
+  if (t.bytes_left < 0) {
+    t.bytes_left = profile_gap(t);
+    if (profiling && size > 0) p = profile::allocate(size);
+  }
+  if (t.guarded_left < 0) {
+    t.guarded_left = guarded_gap(t);
+    if (p == nullptr && guarded_rate != 0 && size <= guarded::slot_bytes)
+      p = guarded::allocate(size, 16);
+  }
+  return p;
+}
+
+// The allocation a countdown ran out on, never one of a sampler's own.
+__attribute__((noinline, cold)) void* malloc_drawn(heap* h, std::size_t size) noexcept {
+  sampling_thread& t = tls_sampling;
+  if (!t.busy) {
+    t.busy = true;
+    void* p = sample(t, size);
+    t.busy = false;
+    if (p != nullptr) return p;
+  }
+  return heap_malloc(h, size);
+}
+
+}  // namespace
+
+void sampling_start() noexcept {
+  static std::atomic<bool> started{false};
+  if (started.exchange(true)) return;
+  stack::find_own_code();
+  seed = static_cast<std::uint64_t>(options::get(STRATA_OPTION_PROFILE_SEED));
+  long rate = options::get(STRATA_OPTION_GUARDED_SAMPLE_RATE);
+  if (rate > 0 &&
+      guarded::start(static_cast<std::size_t>(options::get(STRATA_OPTION_GUARDED_MAX_SLOTS)),
+                     static_cast<unsigned>(options::get(STRATA_OPTION_GUARDED_UNDERFLOW_PERCENT)),
+                     segment_size)) {
+    guarded_rate = rate;
+    sampling_enabled = true;
+  }
+  if (profile::start(segment_size)) {
+    profiling = true;
+    sampling_enabled = true;
+  }
+}
+
+void sampling_force_on() noexcept {
+  sampling_enabled = true;
+}
+
+// One decrement per countdown, then the heap; a drawn allocation (either
+// countdown below 0, which sets the sign bit of their or) takes malloc_drawn.
+void* malloc_sampled(heap* h, std::size_t size) noexcept {
+  sampling_thread& t = tls_sampling;
+  long guarded_left = --t.guarded_left;
+  long bytes_left = t.bytes_left -= static_cast<long>(size);
+  if (STRATA_LIKELY((guarded_left | bytes_left) >= 0)) return heap_malloc(h, size);
+  return malloc_drawn(h, size);
+}
+
+std::size_t sampled_usable_size(const void* p) noexcept {
+  if (guarded::owns(p)) return guarded::usable_size(p);
+  if (profiling) return profile::usable_size(p);
+  return 0;
+}
+
+bool sampled_free(void* p) noexcept {
+  if (guarded::owns(p)) {
+    guarded::release(p);
+    return true;
+  }
+  return profiling && profile::release(p);
+}
+
+}  // namespace strata::heap
