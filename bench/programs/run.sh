@@ -9,7 +9,8 @@
 #   -t PATH   the thread_mix test program (default build/release/tests/override/override_thread_mix)
 # Each cell is the median wall time and the median peak RSS (largest process of the
 # program, from /usr/bin/time; for redis, the benchmark's time and the server's VmHWM),
-# for glibc, mimalloc, jemalloc, tcmalloc, tbbmalloc and strata, each preloaded with
+# for glibc, mimalloc (Debian's 2.0.9), mimalloc3 (3.4.3 from PyPI: scripts/install-deps.sh
+# mimalloc3), jemalloc, tcmalloc, tbbmalloc and strata, each preloaded with
 # LD_PRELOAD (glibc's libc too, so that it comes before an allocator a program links
 # itself: redis-server links jemalloc). An allocator whose library is absent shows as
 # "missing"; a program not installed is skipped; a run whose output differs from
@@ -30,7 +31,7 @@ while getopts "n:s:i:t:h" option; do
     s) strata=$OPTARG ;;
     i) inputs=$OPTARG ;;
     t) thread_mix=$OPTARG ;;
-    *) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 2 ;;
+    *) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -38,10 +39,11 @@ programs=("$@")
 [ ${#programs[@]} -gt 0 ] || programs=(python sqlite git gcc redis thread_mix)
 [ -x /usr/bin/time ] || { echo "run.sh: needs GNU time (apt-get install time)" >&2; exit 1; }
 
-allocators=(glibc mimalloc jemalloc tcmalloc tbbmalloc strata)
+allocators=(glibc mimalloc mimalloc3 jemalloc tcmalloc tbbmalloc strata)
 declare -A library=(
   [glibc]=$libdir/libc.so.6
   [mimalloc]=$libdir/libmimalloc.so.2
+  [mimalloc3]=$root/build/mimalloc3/lib/libmimalloc.so.3
   [jemalloc]=$libdir/libjemalloc.so.2
   [tcmalloc]=$libdir/libtcmalloc_minimal.so.4
   [tbbmalloc]=$libdir/libtbbmalloc_proxy.so.2
