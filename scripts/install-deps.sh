@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian 12 packages strata needs, or name them and fail when not root.
 # Usage: scripts/install-deps.sh build|test|bench
+#        scripts/install-deps.sh mimalloc3 [DIR] (prints the folder of libmimalloc.so.3)
 #        scripts/install-deps.sh cuda12 [DIR]   (prints the CUDA 12 toolkit root)
 set -euo pipefail
 
@@ -12,6 +13,37 @@ test_pkgs=(libgtest-dev libbenchmark-dev clang libclang-rt-14-dev clang-format p
            python3-matplotlib pkg-config valgrind sqlite3 git gcc time libpython3.11-testsuite)
 # bench: scripts/bench.sh's report and the allocators it compares.
 bench_pkgs=(python3 python3-matplotlib libmimalloc2.0 libjemalloc2 libtcmalloc-minimal4 libtbbmalloc2)
+
+# mimalloc3: mimalloc 3, the competitor beside Debian's 2.0.9 (libmimalloc2.0), which
+# Debian 12 does not package. PyPI's cmeel-mimalloc wheel ships libmimalloc.so.3; it goes
+# into DIR, default build/mimalloc3, with pip --target, nothing system-wide, and
+# DIR/lib/libmimalloc.so.3 is where strata-bench, bench/programs/run.sh,
+# bench/callgrind/count.sh and pair_ab look for it. The bench mode installs it too.
+mimalloc3_wheel=cmeel-mimalloc==3.4.3
+
+install_mimalloc3() {
+  local root=$1
+  if [ "$(cat "$root/.strata-mimalloc3" 2>/dev/null)" = "$mimalloc3_wheel" ]; then
+    echo "$root/lib"
+    return
+  fi
+  echo "strata: $mimalloc3_wheel from PyPI into $root" >&2
+  rm -rf "$root"
+  mkdir -p "$root/lib"
+  python3 -m pip install -q --no-deps --only-binary=:all: --no-compile \
+    --root-user-action=ignore --target "$root/pip" "$mimalloc3_wheel" >&2
+  # A relative link, so the folder can be moved.
+  ln -s ../pip/cmeel.prefix/lib/libmimalloc.so.3 "$root/lib/"
+  local banner
+  banner=$(env LD_PRELOAD="$root/lib/libmimalloc.so.3" MIMALLOC_VERBOSE=1 /bin/true 2>&1)
+  if [[ $banner != *"v3."* ]]; then
+    echo "strata: $root/lib/libmimalloc.so.3 does not load as mimalloc 3" >&2
+    exit 1
+  fi
+  # Written last: an interrupted run leaves no stamp and is redone.
+  echo "$mimalloc3_wheel" >"$root/.strata-mimalloc3"
+  echo "$root/lib"
+}
 
 # cuda12: most PyTorch and CuPy wheels link CUDA 12 while the system has 13, so
 # the GPU backend is also built against a CUDA 12 toolkit root (headers and
@@ -68,10 +100,10 @@ case "$mode" in
   build) ;;
   test) want+=("${test_pkgs[@]}") ;;
   bench) want+=("${bench_pkgs[@]}") ;;
-  cuda12)
+  mimalloc3 | cuda12)
     want=()
     python3 -m pip --version >/dev/null 2>&1 || want=(python3-pip) ;;
-  *) echo "usage: $0 build|test|bench|cuda12 [DIR]" >&2; exit 2 ;;
+  *) echo "usage: $0 build|test|bench|mimalloc3 [DIR]|cuda12 [DIR]" >&2; exit 2 ;;
 esac
 
 missing=()
@@ -92,8 +124,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+repo=$(cd "$(dirname "$0")/.." && pwd)
+if [ "$mode" = mimalloc3 ] || [ "$mode" = bench ]; then
+  root=$repo/build/mimalloc3
+  [ "$mode" = mimalloc3 ] && root=${2:-$root}
+  mkdir -p "$(dirname "$root")"
+  lib=$(install_mimalloc3 "$(cd "$(dirname "$root")" && pwd)/$(basename "$root")")
+  [ "$mode" = mimalloc3 ] && echo "$lib"
+fi
+
 if [ "$mode" = cuda12 ]; then
-  root=${2:-$(cd "$(dirname "$0")/.." && pwd)/build/cuda12-toolkit}
+  root=${2:-$repo/build/cuda12-toolkit}
   mkdir -p "$(dirname "$root")"
   install_cuda12 "$(cd "$(dirname "$root")" && pwd)/$(basename "$root")"
 fi

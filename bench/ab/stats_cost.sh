@@ -25,5 +25,7 @@ build() {
 }
 build on
 build off "$here/stats_off.patch"
-cc -O2 "$here/pair_ab.c" -o "$work/pair_ab" -ldl
+cc -O2 -DPAIR_AB_SYSTEM_LIBDIR='"/usr/lib/x86_64-linux-gnu"' \
+  -DPAIR_AB_MIMALLOC3_LIBRARY="\"$root/build/mimalloc3/lib/libmimalloc.so.3\"" \
+  "$here/pair_ab.c" -o "$work/pair_ab" -ldl
 "$work/pair_ab" "$work/stats-on.so" "$work/stats-off.so" "$rounds" "${sizes[@]}"

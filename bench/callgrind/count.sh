@@ -22,7 +22,8 @@ instructions() {
 }
 
 lib=/usr/lib/x86_64-linux-gnu
-for entry in "strata=$strata" glibc=glibc "mimalloc=$lib/libmimalloc.so.2" \
+mimalloc3=$here/../../build/mimalloc3/lib/libmimalloc.so.3  # scripts/install-deps.sh mimalloc3
+for entry in "strata=$strata" glibc=glibc "mimalloc=$lib/libmimalloc.so.2" "mimalloc3=$mimalloc3" \
   "jemalloc=$lib/libjemalloc.so.2" "tcmalloc=$lib/libtcmalloc_minimal.so.4"; do
   name=${entry%%=*} library=${entry#*=}
   if [ "$library" != glibc ] && [ ! -f "$library" ]; then echo "$name: missing"; continue; fi

@@ -4,6 +4,7 @@
 # Usage: make_inputs.sh DIR [WORKLOAD...]   (default: every workload)
 #   git  DIR/git/history.git  a bare repository of 4,000+ commits, made by git fast-import
 #   gcc  DIR/gcc/generated.c  a generated C file of some 5,000 lines
+#   tiny DIR/tiny/tiny        tiny.c, a program that allocates a few KiB, compiled
 # python and sqlite need no inputs. Inputs already present are kept; concurrent calls
 # for the same DIR wait for each other.
 set -euo pipefail
@@ -11,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 dir=$1
 shift
 workloads=("$@")
-[ ${#workloads[@]} -gt 0 ] || workloads=(python sqlite git gcc)
+[ ${#workloads[@]} -gt 0 ] || workloads=(python sqlite git gcc tiny)
 unset LD_PRELOAD
 generator_python=$(command -v /usr/bin/python3 || command -v python3)
 
@@ -43,11 +44,21 @@ make_gcc() {
   mv "$target.tmp" "$target"
 }
 
+# make_tiny DIR: the small C program, rebuilt when its source is newer.
+make_tiny() {
+  local target=$1/tiny/tiny
+  [ -x "$target" ] && [ "$target" -nt "$here/tiny.c" ] && return
+  mkdir -p "$1/tiny"
+  cc -O2 "$here/tiny.c" -o "$target.tmp"
+  mv "$target.tmp" "$target"
+}
+
 for workload in "${workloads[@]}"; do
   case "$workload" in
     git) make_git "$dir" ;;
     gcc) make_gcc "$dir" ;;
-    python | sqlite | redis | thread_mix) ;;
+    tiny) make_tiny "$dir" ;;
+    python | sqlite | redis | thread_mix | true | ls | python_start) ;;
     *) echo "make_inputs.sh: unknown workload '$workload'" >&2; exit 2 ;;
   esac
 done

@@ -2,19 +2,24 @@
 # Time real programs under each allocator and print a Markdown table.
 #
 # Usage: bench/programs/run.sh [-n RUNS] [-s STRATA_SO] [-i INPUTS_DIR] [-t THREAD_MIX] [PROGRAM...]
-#   PROGRAM   python sqlite git gcc redis thread_mix (default: all of them)
+#   PROGRAM   python sqlite git gcc redis thread_mix, and the small programs true ls tiny
+#             python_start (default: all of them)
 #   -n RUNS   runs per program and allocator; the table shows the medians (default 5)
 #   -s PATH   the strata override (default build/release/libstrata-malloc.so)
 #   -i DIR    where the generated inputs live (default build/programs-inputs)
 #   -t PATH   the thread_mix test program (default build/release/tests/override/override_thread_mix)
 # Each cell is the median wall time and the median peak RSS (largest process of the
 # program, from /usr/bin/time; for redis, the benchmark's time and the server's VmHWM),
-# for glibc, mimalloc, jemalloc, tcmalloc, tbbmalloc and strata, each preloaded with
+# for glibc, mimalloc (Debian's 2.0.9), mimalloc3 (3.4.3 from PyPI: scripts/install-deps.sh
+# mimalloc3), jemalloc, tcmalloc, tbbmalloc and strata, each preloaded with
 # LD_PRELOAD (glibc's libc too, so that it comes before an allocator a program links
 # itself: redis-server links jemalloc). An allocator whose library is absent shows as
 # "missing"; a program not installed is skipped; a run whose output differs from
-# glibc's is flagged. Runs are interleaved across allocators so a drift in machine load
-# hits all of them alike.
+# glibc's is flagged. Runs are interleaved across allocators so a drift in machine
+# load hits all of them alike. The small programs start directly (no shell):
+# /bin/true, ls -l /usr/bin, tiny.c (a few KiB in 48 blocks) and python3 -c pass;
+# what an allocator adds to their peak RSS, every short-lived process pays (times
+# under 1 s show in ms, RSS under 10 MiB with two decimals).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -30,18 +35,20 @@ while getopts "n:s:i:t:h" option; do
     s) strata=$OPTARG ;;
     i) inputs=$OPTARG ;;
     t) thread_mix=$OPTARG ;;
-    *) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 2 ;;
+    *) sed -n '2,25s/^# \{0,1\}//p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
 programs=("$@")
-[ ${#programs[@]} -gt 0 ] || programs=(python sqlite git gcc redis thread_mix)
+[ ${#programs[@]} -gt 0 ] ||
+  programs=(python sqlite git gcc redis thread_mix true ls tiny python_start)
 [ -x /usr/bin/time ] || { echo "run.sh: needs GNU time (apt-get install time)" >&2; exit 1; }
 
-allocators=(glibc mimalloc jemalloc tcmalloc tbbmalloc strata)
+allocators=(glibc mimalloc mimalloc3 jemalloc tcmalloc tbbmalloc strata)
 declare -A library=(
   [glibc]=$libdir/libc.so.6
   [mimalloc]=$libdir/libmimalloc.so.2
+  [mimalloc3]=$root/build/mimalloc3/lib/libmimalloc.so.3
   [jemalloc]=$libdir/libjemalloc.so.2
   [tcmalloc]=$libdir/libtcmalloc_minimal.so.4
   [tbbmalloc]=$libdir/libtbbmalloc_proxy.so.2
@@ -55,6 +62,10 @@ trap 'rm -rf "$scratch"' EXIT
 program_command() {
   case "$1" in
     thread_mix) [ -x "$thread_mix" ] && echo "$thread_mix" ;;
+    true) echo "/bin/true" ;;
+    ls) echo "ls -l /usr/bin" ;;
+    tiny) [ -x "$inputs/tiny/tiny" ] && echo "$inputs/tiny/tiny" ;;
+    python_start) [ -x /usr/bin/python3 ] && echo "/usr/bin/python3 -c pass" ;;
     python | sqlite | git | gcc) echo "$here/workload.sh $1 $inputs" ;;
     redis) command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null &&
       echo "$here/workload.sh redis $inputs" ;;
@@ -109,7 +120,9 @@ cell() {
     ! cmp -s <(sort -u "$base.digests") <(sort -u "$scratch/$program.glibc.digests"); then
     flag=" **output differs**"
   fi
-  awk -v s="$seconds" -v k="$kib" -v f="$flag" 'BEGIN { printf "%.2f s, %.1f MiB%s\n", s, k / 1024, f }'
+  awk -v s="$seconds" -v k="$kib" -v f="$flag" 'BEGIN {
+    if (s < 1) printf "%.0f ms", s * 1000; else printf "%.2f s", s
+    printf ", %.*f MiB%s\n", k < 10240 ? 2 : 1, k / 1024, f }'
 }
 
 echo "Generating inputs in $inputs ..." >&2

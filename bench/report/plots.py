@@ -13,6 +13,7 @@ COLOURS = {
     "strata": "#d62728",
     "glibc": "#7f7f7f",
     "mimalloc": "#1f77b4",
+    "mimalloc3": "#aec7e8",
     "jemalloc": "#2ca02c",
     "tcmalloc": "#ff7f0e",
     "tbbmalloc": "#9467bd",

@@ -250,10 +250,10 @@ int run_driver(const bench_options& options, int argc, char** argv) {
     allocator_run run{entry, "measured", "", {}};
     if (!allocator_available(run.entry)) {
       run.status = run.entry.name == "strata" ? "pending" : "skipped";
-      run.detail = run.entry.name == "strata"
-                       ? "override library not built (" + run.entry.library + ")"
-                       : "not installed: " + run.entry.library + " (Debian package " +
-                             run.entry.package + ")";
+      run.detail =
+          run.entry.name == "strata"
+              ? "override library not built (" + run.entry.library + ")"
+              : "not installed: " + run.entry.library + " (" + install_hint(run.entry) + ")";
       progress.show("[" + run.entry.name + "] " + run.status + ": " + run.detail);
     }
     runs.push_back(std::move(run));

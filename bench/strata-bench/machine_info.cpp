@@ -98,8 +98,12 @@ void write_machine_info(json_writer& out, const std::vector<std::string>& packag
   out.key("packages");
   out.begin_object();
   for (const std::string& package : packages) {
+    // A PyPI wheel names its version (name==version); anything else is a Debian package.
+    const std::size_t pin = package.find("==");
     const std::string version =
-        command_output("dpkg-query -W -f='${Version}' " + package + " 2>/dev/null");
+        pin != std::string::npos
+            ? std::string("(PyPI)")
+            : command_output("dpkg-query -W -f='${Version}' " + package + " 2>/dev/null");
     write_pair(out, package.c_str(), version.empty() ? "not installed" : version);
   }
   out.end_object();

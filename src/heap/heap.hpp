@@ -108,7 +108,8 @@ struct thread_context {
   bool taking_over[2] = {};         // that kind took the other's memory and takes more before fresh
   retained_ring retained;
   page* kept_single[kept_single_slots] = {};  // one-block pages some class keeps; may be null
-  // Frees into other threads' pages, not posted yet.
+  // Frees into other threads' pages, not posted yet; only the first
+  // remote_pending_count are ever read, so it has no initialiser (metadata_new_uninitialised).
   remote_pending_free remote_pending[remote_pending_capacity];
 };
 

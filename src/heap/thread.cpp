@@ -159,7 +159,7 @@ void thread_done(void* arg) {
 
 heap* thread_heap_init() noexcept {
   pthread_once(&exit_key_once, create_exit_key);
-  auto* ctx = metadata_new<thread_context>();
+  auto* ctx = metadata_new_uninitialised<thread_context>();
   if (ctx == nullptr) return nullptr;
   ctx->thread_id = os::thread_id();
   ctx->main_heap.context = ctx;

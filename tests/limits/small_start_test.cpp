@@ -1,19 +1,27 @@
 // A small start: the process's first segment maps 1 MiB of its 32 MiB range and
 // grows as pages are needed, so a program that allocates a few KiB maps little,
-// and a program under a tight address-space limit (RLIMIT_AS) is served nearly
-// all of it. Each test runs in a fresh process (a re-executed death test): no
-// segment of an earlier test may exist when it starts.
+// touches an OS page per size class and runs no purge thread, and a program
+// under a tight address-space limit (RLIMIT_AS) is served nearly all of it.
+// Each test runs in a fresh process (a re-executed death test): no segment of
+// an earlier test may exist when it starts.
+#include <dirent.h>
 #include <sys/mman.h>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "address_limit.hpp"
 #include "heap/heap.hpp"
+#include "heap/segment.hpp"
+#include "os/os.hpp"
 #include "strata/strata.h"
 
 namespace {
@@ -75,6 +83,79 @@ constexpr std::size_t segment_bytes = 32 * MiB;
   finish(again >= served - served / 100 ? 0 : 1, "blocks served the second time", again);
 }
 
+// OS pages of [start, start + bytes) in memory.
+std::size_t resident_pages(const void* start, std::size_t bytes) {
+  const std::size_t page = strata::os::page_size();
+  std::vector<unsigned char> in_core((bytes + page - 1) / page);
+  if (mincore(const_cast<void*>(start), bytes, in_core.data()) != 0) return SIZE_MAX;
+  std::size_t count = 0;
+  for (unsigned char c : in_core) count += c & 1;
+  return count;
+}
+
+// One block in each of 16 classes, written: the segment holds the first OS
+// page of each class's page and the header's pages that describe them.
+[[noreturn]] void touch_a_few_kib() {
+  constexpr std::size_t classes = 16;
+  void* blocks[classes];
+  for (std::size_t i = 0; i < classes; ++i) {
+    blocks[i] = strata_malloc(16 * (i + 1));
+    std::memset(blocks[i], 1, 16 * (i + 1));
+  }
+  const strata::heap::segment* seg = strata::heap::segment_of(blocks[0]);
+  std::size_t resident = resident_pages(seg, seg->size);
+  for (void* p : blocks) strata_free(p);
+  finish(resident <= classes + 4 ? 0 : 1, "OS pages resident in the segment", resident);
+}
+
+// Whether a thread of this process is named strata-purge.
+bool purge_thread_running() {
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return false;
+  bool found = false;
+  while (dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    std::string path = std::string("/proc/self/task/") + entry->d_name + "/comm";
+    if (std::FILE* comm = std::fopen(path.c_str(), "r")) {
+      char name[32] = {};
+      found = found || (std::fgets(name, sizeof name, comm) != nullptr &&
+                        std::strcmp(name, "strata-purge\n") == 0);
+      std::fclose(comm);
+    }
+  }
+  closedir(tasks);
+  return found;
+}
+
+// A few KiB allocated and freed, rounds apart by more than the purge delay:
+// nothing waits to be purged, so no thread starts. A freed 64 MiB block's
+// mapping then waits in the cache: the thread starts and gives it back,
+// though this thread calls the allocator no more.
+[[noreturn]] void start_the_purge_thread_late() {
+  strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, 10);
+  for (int round = 0; round < 3; ++round) {
+    void* blocks[64];
+    for (std::size_t i = 0; i < 64; ++i) blocks[i] = strata_malloc(16 + 64 * i);
+    for (void* p : blocks) strata_free(p);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (purge_thread_running()) finish(1, "purge thread running after a few KiB", 0);
+  strata_stats_t before;
+  strata_stats_get(&before);
+  void* big = strata_malloc(64 * MiB);
+  std::memset(big, 1, 64 * MiB);
+  strata_free(big);
+  strata_free(strata_malloc(100));
+  strata_stats_t after{};
+  for (int i = 0; i < 500; ++i) {  // up to 5 s on a loaded machine; 10 ms when idle
+    strata_stats_get(&after);
+    if (after.purged >= before.purged + 32 * MiB) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!purge_thread_running()) finish(1, "no purge thread once memory waits", 0);
+  finish(after.purged >= before.purged + 32 * MiB ? 0 : 1, "bytes purged", after.purged);
+}
+
 void* foreign_freed = nullptr;
 
 // Another mapping taken right inside the first segment's range, past its first
@@ -115,6 +196,18 @@ void* foreign_freed = nullptr;
 
 TEST(SmallStart, AFewKiBMapLittleAddressSpace) {
   EXPECT_EXIT(map_for_a_few_kib(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(SmallStart, AFewKiBTouchAPageAClass) {
+  if (strata::os::huge_pages_always() || strata_option_get(STRATA_OPTION_LARGE_OS_PAGES) != 0)
+    GTEST_SKIP() << "segments may be backed by huge pages";
+  if (strata_option_get(STRATA_OPTION_SECURE) != 0) GTEST_SKIP() << "secure mode's guards";
+  EXPECT_EXIT(touch_a_few_kib(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(SmallStart, NoPurgeThreadUntilMemoryWaits) {
+  if (strata_option_get(STRATA_OPTION_PURGE_THREAD) == 0) GTEST_SKIP() << "STRATA_PURGE_THREAD=0";
+  EXPECT_EXIT(start_the_purge_thread_late(), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(SmallStart, SmallBlocksFillATightLimit) {

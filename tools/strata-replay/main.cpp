@@ -1,5 +1,5 @@
 // strata-replay: replays an allocation trace (STRATA_TRACE, or the logging
-// adaptor's log: the same format) against strata, glibc, mimalloc, jemalloc,
+// adaptor's log: the same format) against strata, glibc, mimalloc (2 and 3), jemalloc,
 // tcmalloc and tbbmalloc, each in a fresh process of its own with the
 // allocator preloaded, and prints time, peak RSS, peak live bytes and
 // fragmentation side by side; optionally JSON and a PNG plot.
@@ -50,12 +50,14 @@ struct measurement {
   replay_result median;
 };
 
-// The allocators compared, where the system keeps their libraries.
+// The allocators compared, where the system keeps their libraries; mimalloc 3,
+// which Debian 12 does not package, where scripts/install-deps.sh mimalloc3 puts it.
 std::vector<allocator> catalog(const options& o) {
   const std::string lib = STRATA_REPLAY_SYSTEM_LIBDIR "/";
   return {{"strata", o.strata},
           {"glibc", ""},
           {"mimalloc", lib + "libmimalloc.so.2"},
+          {"mimalloc3", STRATA_REPLAY_MIMALLOC3_LIBRARY},
           {"jemalloc", lib + "libjemalloc.so.2"},
           {"tcmalloc", lib + "libtcmalloc_minimal.so.4"},
           {"tbbmalloc", lib + "libtbbmalloc_proxy.so.2"}};
@@ -66,7 +68,7 @@ void usage(std::FILE* to) {
   std::fputs(
       "usage: strata-replay TRACE [options]\n"
       "  --allocators a,b,...  replay against these only (strata, glibc, mimalloc,\n"
-      "                        jemalloc, tcmalloc, tbbmalloc; default all found)\n"
+      "                        mimalloc3, jemalloc, tcmalloc, tbbmalloc; default all found)\n"
       "  --runs N              fresh processes per allocator, median shown (default 3)\n"
       "  --strata LIB          the strata override library to preload\n"
       "  --json FILE           write the results as JSON\n"
@@ -100,7 +102,7 @@ std::vector<std::string> allocator_names(const std::string& list) {
                      [&](const allocator& a) { return a.name == name; })) {
       std::fprintf(stderr,
                    "strata-replay: unknown allocator '%s' (known: strata, glibc, mimalloc, "
-                   "jemalloc, tcmalloc, tbbmalloc)\n",
+                   "mimalloc3, jemalloc, tcmalloc, tbbmalloc)\n",
                    name.c_str());
       std::exit(2);
     }
