@@ -104,6 +104,7 @@ typedef struct strata_stats_s {
   uint64_t threads; /* threads that have allocated and not exited */
 } strata_stats_t;
 
+/* Fill *out; a null out is ignored, with errno EINVAL. */
 STRATA_EXPORT void strata_stats_get(strata_stats_t* out) STRATA_NOEXCEPT;
 /* Human-readable text, or JSON when json != 0. */
 STRATA_EXPORT void strata_stats_print(FILE* out, int json) STRATA_NOEXCEPT;
@@ -130,10 +131,12 @@ typedef enum strata_option_e {
   STRATA_OPTION_COUNT
 } strata_option_t;
 
+/* The option's value; 0 with errno EINVAL for an option that does not exist. */
 STRATA_EXPORT long strata_option_get(strata_option_t option) STRATA_NOEXCEPT;
 /* Returns 0, or EINVAL (errno set too, the option unchanged) for an option that
  * does not exist or a value outside its range (flags: 0 or 1). */
 STRATA_EXPORT int strata_option_set(strata_option_t option, long value) STRATA_NOEXCEPT;
+/* The option's variable name; NULL with errno EINVAL for one that does not exist. */
 STRATA_EXPORT const char* strata_option_name(strata_option_t option) STRATA_NOEXCEPT;
 
 #ifdef __cplusplus
