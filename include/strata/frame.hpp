@@ -187,13 +187,18 @@ class frame_allocator {
     if (!slab_.in_use(p)) [[unlikely]]
       detail::report_misuse("block freed into the wrong frame allocator",
                             "frame_allocator::pool_deallocate", p);
+    constexpr const char* where = "frame_allocator::pool_deallocate";
     pool_type* pool = pool_type::owner_of(p, options_.pool_page_bytes);
-    pool->check_block(p, "frame_allocator::pool_deallocate");
+    pool->check_start(p, where);
     auto* owner = static_cast<thread_state*>(pool->context());
+    // The free mark is taken by one atomic exchange on both paths: of two
+    // threads freeing one block at once, one wins and the other aborts.
     if (owner == &local()) [[likely]] {
-      pool->deallocate_checked(p);
+      pool->claim_free(p, where);
+      pool->deallocate_claimed(p, where);
     } else {
-      pool->mark_free(p);
+      pool->check_handed_out_remote(p, where);
+      pool->claim_free(p, where);
       owner->defer(p);
     }
   }
@@ -206,6 +211,7 @@ class frame_allocator {
     if (tags_.size() == max_frame_tags)
       throw std::length_error("strata: a frame allocator holds at most 64 tags");
     tags_.push_back({std::move(name), budget_bytes, 0, 0, 0});
+    tag_count_.store(static_cast<frame_tag>(tags_.size()), std::memory_order_release);
     return static_cast<frame_tag>(tags_.size() - 1);
   }
 
@@ -263,7 +269,8 @@ class frame_allocator {
       deferred_free* list = deferred.exchange(nullptr, std::memory_order_acquire);
       while (list != nullptr) {
         deferred_free* next = list->next;
-        pool_type::owner_of(list, allocator->options_.pool_page_bytes)->deallocate_checked(list);
+        pool_type::owner_of(list, allocator->options_.pool_page_bytes)
+            ->deallocate_claimed(list, "frame_allocator::begin_frame");
         list = next;
       }
     }
@@ -325,14 +332,17 @@ class frame_allocator {
     return bytes <= 16 ? 0 : static_cast<std::size_t>(std::bit_width(bytes - 1)) - 4;
   }
 
-  // Throw std::invalid_argument for a tag no allocator can hold.
-  static void check_tag(frame_tag tag) {
-    if (tag >= max_frame_tags) [[unlikely]]
+  // Throw std::invalid_argument for a tag this allocator never registered: its
+  // bytes would be counted where report() never looks. One load (beside id_,
+  // which every allocation reads) and one compare.
+  void check_tag(frame_tag tag) const {
+    if (tag >= tag_count_.load(std::memory_order_relaxed)) [[unlikely]]
       throw_bad_tag(tag);
   }
 
   [[noreturn]] [[gnu::cold, gnu::noinline]] static void throw_bad_tag(frame_tag tag) {
-    throw std::invalid_argument("strata: frame tag " + std::to_string(tag) + " out of range");
+    throw std::invalid_argument("strata: frame tag " + std::to_string(tag) +
+                                " was never registered (frame_allocator::register_tag)");
   }
 
   // Fold this thread's frame into its published report, and start a new count.
@@ -354,6 +364,7 @@ class frame_allocator {
   }
 
   const std::uint64_t id_ = detail::next_frame_allocator_id.fetch_add(1);
+  std::atomic<frame_tag> tag_count_{1};  // tags registered, "untagged" included
   Upstream upstream_;
   frame_options options_;
   slab_type slab_;
