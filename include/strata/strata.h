@@ -48,7 +48,10 @@ STRATA_EXPORT void strata_free_batch(void** blocks, size_t count) STRATA_NOEXCEP
 /* ---- first-class heaps -------------------------------------------------- */
 
 /* A heap belongs to the thread that created it: only that thread allocates from
- * it; any thread may free its blocks. */
+ * it; any thread may free its blocks. A handle that names no live heap (destroyed,
+ * deleted, of a thread that exited, or never a handle) and a call from another
+ * thread print one line and abort; allocating from a NULL heap returns NULL with
+ * errno EINVAL (docs/misuse.md has every answer). */
 typedef struct strata_heap_s strata_heap_t;
 
 STRATA_EXPORT strata_heap_t* strata_heap_new(void) STRATA_NOEXCEPT;
