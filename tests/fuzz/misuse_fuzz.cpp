@@ -158,6 +158,8 @@ class misuse_run {
                  [sibling, p, &b] { sibling->deallocate(p, b.bytes); });
   }
 
+  // In the child, two threads free one block at once: one must abort. A race
+  // that lets both through does not always show, so seeds race several blocks.
   void racing_free(void* p, const live_block& b) {
     subject* s = subjects_[b.owner].get();
     if (!s->answer().any_thread) return;
@@ -291,7 +293,8 @@ class misuse_run {
   }
 
   // A frame pool block never handed out, freed by another thread (the block
-  // after the first of a fresh allocator's page).
+  // after the first of a fresh allocator's page), then carved by its owner
+  // before the owner takes the deferred free back: handed out twice, unchecked.
   void never_handed_out_remote() {
     if (children_ == max_children) return;
     ++children_;
@@ -301,8 +304,9 @@ class misuse_run {
       std::thread([&frames, first] {
         frames.pool_deallocate(static_cast<char*>(first) + 64);
       }).join();
+      void* carved = frames.pool_allocate(64);
       frames.begin_frame();
-      (void)frames.pool_allocate(64);
+      check(frames.pool_allocate(64) != carved, "frame pool block handed out twice", carved);
     });
   }
 

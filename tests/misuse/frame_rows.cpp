@@ -167,7 +167,9 @@ row frame_pool_row() {
                           frames f;
                           pooled b = pooled_block(f);
                           on_another_thread([&f, b] { f.pool_deallocate(b.never_handed_out); });
+                          void* carved = f.pool_allocate(64);  // the owner carves it now
                           f.begin_frame();
+                          EXPECT_NE(f.pool_allocate(64), carved) << "handed out twice";
                         }}}),
           aborts(double_free, pool_line("double free of a pool block"),
                  {[] {
