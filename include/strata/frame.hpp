@@ -181,7 +181,8 @@ class frame_allocator {
   // owner's next frame. Null is ignored. A pointer that is no pool block of this
   // allocator (another allocator's, malloc's), a pointer inside a block, and a
   // block freed twice abort: the pages are checked against the allocator's slab
-  // before any of the block's memory is read.
+  // before any of the block's memory is read. Of two other threads freeing one
+  // block at once, one aborts; the owner racing another thread is not decided.
   void pool_deallocate(void* p) {
     if (p == nullptr) return;
     if (!slab_.in_use(p)) [[unlikely]]
@@ -189,18 +190,11 @@ class frame_allocator {
                             "frame_allocator::pool_deallocate", p);
     constexpr const char* where = "frame_allocator::pool_deallocate";
     pool_type* pool = pool_type::owner_of(p, options_.pool_page_bytes);
-    pool->check_start(p, where);
     auto* owner = static_cast<thread_state*>(pool->context());
-    // The free mark is taken by one atomic exchange on both paths: of two
-    // threads freeing one block at once, one wins and the other aborts.
-    if (owner == &local()) [[likely]] {
-      pool->claim_free(p, where);
-      pool->deallocate_claimed(p, where);
-    } else {
-      pool->check_handed_out_remote(p, where);
-      pool->claim_free(p, where);
-      owner->defer(p);
-    }
+    if (owner != &local()) [[unlikely]]
+      return pool_deallocate_remote(pool, owner, p);
+    pool->check_block(p, where);
+    pool->deallocate_claimed(p, where);
   }
 
   // ---- tags and report -----------------------------------------------------
@@ -327,16 +321,29 @@ class frame_allocator {
     return *raw;
   }
 
+  // Another thread's block: checked to have been handed out, its free mark
+  // taken by one atomic exchange (of two threads freeing it at once one wins,
+  // the other aborts), then handed to the owner's next frame.
+  [[gnu::noinline]] static void pool_deallocate_remote(pool_type* pool, thread_state* owner,
+                                                       void* p) {
+    constexpr const char* where = "frame_allocator::pool_deallocate";
+    pool->check_start(p, where);
+    pool->check_handed_out_remote(p, where);
+    pool->claim_free(p, where);
+    owner->defer(p);
+  }
+
   // Pool size class of a request: 0 for up to 16 bytes, 4 for up to 256.
   static std::size_t size_class(std::size_t bytes) noexcept {
     return bytes <= 16 ? 0 : static_cast<std::size_t>(std::bit_width(bytes - 1)) - 4;
   }
 
   // Throw std::invalid_argument for a tag this allocator never registered: its
-  // bytes would be counted where report() never looks. One load (beside id_,
-  // which every allocation reads) and one compare.
-  void check_tag(frame_tag tag) const {
-    if (tag >= tag_count_.load(std::memory_order_relaxed)) [[unlikely]]
+  // bytes would be counted where report() never looks. Untagged (a constant in
+  // most calls) costs nothing; another tag one load (beside id_, which every
+  // allocation reads) and one compare.
+  [[gnu::always_inline]] void check_tag(frame_tag tag) const {
+    if (tag != untagged && tag >= tag_count_.load(std::memory_order_relaxed)) [[unlikely]]
       throw_bad_tag(tag);
   }
 

@@ -75,15 +75,14 @@ class chunk_set {
   }
 
   // Whether `base` was inserted: one multiply and, at most half full, a probe or two.
-  // Slots hold base | 1, so base 0 (a null pointer's chunk) never matches an empty slot.
+  // An empty slot holds 1, no chunk's base, so base 0 (a null pointer's) is never found.
   bool contains(std::uintptr_t base) const noexcept {
     const table* t = current_.load(std::memory_order_acquire);
     if (t == nullptr) return false;
-    const std::uintptr_t key_of_base = base | 1;
     for (std::size_t i = t->slot_of(base >> shift_);; i = (i + 1) & t->mask) {
       std::uintptr_t key = t->slots[i].load(std::memory_order_acquire);
-      if (key == key_of_base) return true;
-      if (key == 0) return false;
+      if (key == base) return true;
+      if (key == empty) return false;
     }
   }
 
@@ -101,7 +100,9 @@ class chunk_set {
         : mask((std::size_t{1} << log2_slots) - 1),
           bits(log2_slots),
           slots(std::make_unique<std::atomic<std::uintptr_t>[]>(mask + 1)),
-          older(previous) {}
+          older(previous) {
+      for (std::size_t i = 0; i <= mask; ++i) slots[i].store(empty, std::memory_order_relaxed);
+    }
     // Fibonacci hashing: the top bits of the product spread chunk numbers.
     std::size_t slot_of(std::uintptr_t number) const noexcept {
       return static_cast<std::size_t>((number * 0x9E3779B97F4A7C15u) >> (64 - bits));
@@ -112,11 +113,11 @@ class chunk_set {
     table* older;
   };
 
-  // Store `base` (as base | 1) in the first empty slot of its probe sequence.
+  // Store `base` in the first empty slot of its probe sequence.
   void place(table& t, std::uintptr_t base) noexcept {
     std::size_t i = t.slot_of(base >> shift_);
-    while (t.slots[i].load(std::memory_order_relaxed) != 0) i = (i + 1) & t.mask;
-    t.slots[i].store(base | 1, std::memory_order_release);
+    while (t.slots[i].load(std::memory_order_relaxed) != empty) i = (i + 1) & t.mask;
+    t.slots[i].store(base, std::memory_order_release);
   }
 
   // A table twice the size holding every key, published for readers.
@@ -124,11 +125,14 @@ class chunk_set {
     auto* bigger = new table(old == nullptr ? 4 : old->bits + 1, old);
     if (old != nullptr)
       for (std::size_t i = 0; i <= old->mask; ++i)
-        if (std::uintptr_t key = old->slots[i].load(std::memory_order_relaxed))
-          place(*bigger, key & ~std::uintptr_t{1});
+        if (std::uintptr_t key = old->slots[i].load(std::memory_order_relaxed); key != empty)
+          place(*bigger, key);
     current_.store(bigger, std::memory_order_release);
     return bigger;
   }
+
+  // The mark of an empty slot: 1 is no chunk's base (bases are page-aligned).
+  static constexpr std::uintptr_t empty = 1;
 
   std::atomic<table*> current_{nullptr};
   std::size_t count_ = 0;
