@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <utility>
 
 namespace strata {
@@ -28,8 +29,11 @@ class address_table {
         keys_(std::make_unique<std::uintptr_t[]>(capacity_)),
         values_(std::make_unique<Value[]>(capacity_)) {}
 
-  // Insert or replace the record of `key` (non-zero).
+  // Insert or replace the record of `key`; key 0 (the empty slot's mark) throws
+  // std::invalid_argument, as it would be lost and miscount the table.
   void insert(std::uintptr_t key, const Value& value) {
+    if (key == 0) [[unlikely]]
+      throw std::invalid_argument("strata: address_table::insert: key 0 is the empty slot's");
     if ((size_ + 1) * 2 > capacity_) [[unlikely]]
       grow();
     std::size_t i = home(key);
@@ -40,8 +44,10 @@ class address_table {
   }
 
   // Remove the record of `key`, moving it into *out unless out is null; false
-  // when there is none.
+  // when there is none (key 0 never has one: it would match an empty slot).
   bool erase(std::uintptr_t key, Value* out) noexcept {
+    if (key == 0) [[unlikely]]
+      return false;
     std::size_t i = home(key);
     while (keys_[i] != key) {
       if (keys_[i] == 0) return false;

@@ -54,6 +54,7 @@ class aligned {
 
   // Find the block's offset, forget it, and free the upstream's block.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
+    if (p == nullptr) return;  // as free(NULL): nothing to count, track or forward
     if (alignment <= Natural) {
       upstream_.deallocate(p, bytes, alignment);
       return;

@@ -15,6 +15,7 @@
 #include <strata/resource.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -120,6 +121,10 @@ class open_marks {
 };
 struct no_marks {};
 
+// The births of arenas, one count for the process: an arena made where another
+// was destroyed has a birth no mark of the old one carries.
+inline std::atomic<std::uint64_t> next_arena_birth{1};
+
 }  // namespace detail
 
 // A position in an arena to rewind to. Opaque: take one with mark().
@@ -131,6 +136,8 @@ struct arena_mark {
   detail::destructor_node* destructors;
   std::size_t used, waste, allocations;
   std::uint64_t serial;
+  std::uint64_t birth;  // the arena's: tells an arena from one made at its address since
+  std::uint64_t cycle;  // the arena's resets and releases before the mark was taken
 };
 
 template <class Arena>
@@ -171,10 +178,18 @@ class monotonic_arena {
   monotonic_arena& operator=(const monotonic_arena&) = delete;
 
   // Run registered destructors and give every chunk back.
+  // A second destructor call aborts; so does any later use (birth_ 0 says so).
   ~monotonic_arena() {
+    if (*static_cast<volatile std::uint64_t*>(&birth_) == 0) [[unlikely]]
+      detail::report_misuse("monotonic_arena destroyed twice", "monotonic_arena::~monotonic_arena",
+                            this);
     run_destructors(nullptr);
     release_list(chunks_);
     release_list(spare_);
+    // Volatile: stores into an object that is ending are otherwise dropped.
+    *static_cast<char* volatile*>(&cursor_) = nullptr;
+    *static_cast<char* volatile*>(&limit_) = nullptr;
+    *static_cast<volatile std::uint64_t*>(&birth_) = 0;
   }
 
   // ---- allocation ----------------------------------------------------------
@@ -272,7 +287,7 @@ class monotonic_arena {
 
   // The current position, to rewind to later.
   [[nodiscard]] arena_mark mark() {
-    arena_mark m{this, chunks_, current_, cursor_, destructors_, 0, 0, 0, 0};
+    arena_mark m{this, chunks_, current_, cursor_, destructors_, 0, 0, 0, 0, birth_, cycle_};
     if constexpr (Config.statistics) {
       m.used = counters_.used;
       m.waste = counters_.waste;
@@ -312,6 +327,7 @@ class monotonic_arena {
     in_use_bytes_ = 0;
     if constexpr (Config.statistics) counters_ = {};
     if constexpr (Config.checked) marks_.clear();
+    ++cycle_;
   }
 
   // Free everything, keep chunks as the arena's default retention says.
@@ -332,6 +348,7 @@ class monotonic_arena {
     retain(all, policy);
     if constexpr (Config.statistics) counters_ = {};
     if constexpr (Config.checked) marks_.clear();
+    ++cycle_;
     if (detail::arena_chunk* largest_spare = take_spare(0)) {
       link_in_use(largest_spare);
       make_current(largest_spare);
@@ -431,6 +448,7 @@ class monotonic_arena {
   // Out of room in the current chunk: reuse a spare chunk, or put a large
   // request in a chunk of its own, or take the next chunk of the growth policy.
   [[gnu::noinline]] void* allocate_slow(std::size_t bytes, std::size_t alignment) {
+    check_alive("monotonic_arena::allocate");
     std::size_t need;
     if (__builtin_add_overflow(bytes, alignment - 1, &need)) detail::throw_bad_alloc();
     if (detail::arena_chunk* spare = take_spare(need)) {
@@ -505,10 +523,20 @@ class monotonic_arena {
     return chunk;
   }
 
-  // Abort on a mark of another arena, or (checked) a stale one.
+  // Abort once the destructor has run: the arena's chunks are gone.
+  void check_alive(const char* where) const {
+    if (*static_cast<const volatile std::uint64_t*>(&birth_) == 0) [[unlikely]]
+      detail::report_misuse("use of a destroyed monotonic_arena", where, this);
+  }
+
+  // Abort on a mark of another arena (one destroyed since, at this address,
+  // too), a mark taken before a reset() or release(), or (checked) one rewound past.
   void check_mark(const arena_mark& m, const char* where) {
-    if (m.owner != this) [[unlikely]]
+    check_alive(where);
+    if (m.owner != this || m.birth != birth_) [[unlikely]]
       detail::report_misuse("foreign arena mark (taken on another arena)", where, m.owner);
+    if (m.cycle != cycle_) [[unlikely]]
+      detail::report_misuse("stale arena mark (taken before a reset or release)", where, m.cursor);
     if constexpr (Config.checked) {
       if (!marks_.rewind_to(m.serial)) [[unlikely]]
         detail::report_misuse("stale arena mark (rewound past or reset)", where, m.cursor);
@@ -656,6 +684,8 @@ class monotonic_arena {
       marks_;
   [[no_unique_address]] Upstream upstream_;
   arena_options options_;
+  std::uint64_t birth_ = detail::next_arena_birth.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t cycle_ = 0;  // resets and releases so far: marks of an earlier cycle are stale
 };
 
 // Rewinds its arena to the position it was created at, on scope exit.

@@ -44,6 +44,7 @@ class failure_callback {
   }
   // Straight to the upstream.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
+    if (p == nullptr) return;  // as free(NULL): nothing to count, track or forward
     upstream_.deallocate(p, bytes, alignment);
   }
   bool is_equal(const failure_callback& other) const noexcept { return this == &other; }

@@ -181,21 +181,20 @@ class frame_allocator {
   // owner's next frame. Null is ignored. A pointer that is no pool block of this
   // allocator (another allocator's, malloc's), a pointer inside a block, and a
   // block freed twice abort: the pages are checked against the allocator's slab
-  // before any of the block's memory is read.
+  // before any of the block's memory is read. Of two other threads freeing one
+  // block at once, one aborts; the owner racing another thread is not decided.
   void pool_deallocate(void* p) {
     if (p == nullptr) return;
     if (!slab_.in_use(p)) [[unlikely]]
       detail::report_misuse("block freed into the wrong frame allocator",
                             "frame_allocator::pool_deallocate", p);
+    constexpr const char* where = "frame_allocator::pool_deallocate";
     pool_type* pool = pool_type::owner_of(p, options_.pool_page_bytes);
-    pool->check_block(p, "frame_allocator::pool_deallocate");
     auto* owner = static_cast<thread_state*>(pool->context());
-    if (owner == &local()) [[likely]] {
-      pool->deallocate_checked(p);
-    } else {
-      pool->mark_free(p);
-      owner->defer(p);
-    }
+    if (owner != &local()) [[unlikely]]
+      return pool_deallocate_remote(pool, owner, p);
+    pool->check_block(p, where);
+    pool->deallocate_claimed(p, where);
   }
 
   // ---- tags and report -----------------------------------------------------
@@ -206,6 +205,7 @@ class frame_allocator {
     if (tags_.size() == max_frame_tags)
       throw std::length_error("strata: a frame allocator holds at most 64 tags");
     tags_.push_back({std::move(name), budget_bytes, 0, 0, 0});
+    tag_count_.store(static_cast<frame_tag>(tags_.size()), std::memory_order_release);
     return static_cast<frame_tag>(tags_.size() - 1);
   }
 
@@ -263,7 +263,8 @@ class frame_allocator {
       deferred_free* list = deferred.exchange(nullptr, std::memory_order_acquire);
       while (list != nullptr) {
         deferred_free* next = list->next;
-        pool_type::owner_of(list, allocator->options_.pool_page_bytes)->deallocate_checked(list);
+        pool_type::owner_of(list, allocator->options_.pool_page_bytes)
+            ->deallocate_claimed(list, "frame_allocator::begin_frame");
         list = next;
       }
     }
@@ -320,19 +321,35 @@ class frame_allocator {
     return *raw;
   }
 
+  // Another thread's block: checked to have been handed out, its free mark
+  // taken by one atomic exchange (of two threads freeing it at once one wins,
+  // the other aborts), then handed to the owner's next frame.
+  [[gnu::noinline]] static void pool_deallocate_remote(pool_type* pool, thread_state* owner,
+                                                       void* p) {
+    constexpr const char* where = "frame_allocator::pool_deallocate";
+    pool->check_start(p, where);
+    pool->check_handed_out_remote(p, where);
+    pool->claim_free(p, where);
+    owner->defer(p);
+  }
+
   // Pool size class of a request: 0 for up to 16 bytes, 4 for up to 256.
   static std::size_t size_class(std::size_t bytes) noexcept {
     return bytes <= 16 ? 0 : static_cast<std::size_t>(std::bit_width(bytes - 1)) - 4;
   }
 
-  // Throw std::invalid_argument for a tag no allocator can hold.
-  static void check_tag(frame_tag tag) {
-    if (tag >= max_frame_tags) [[unlikely]]
+  // Throw std::invalid_argument for a tag this allocator never registered: its
+  // bytes would be counted where report() never looks. Untagged (a constant in
+  // most calls) costs nothing; another tag one load (beside id_, which every
+  // allocation reads) and one compare.
+  [[gnu::always_inline]] void check_tag(frame_tag tag) const {
+    if (tag != untagged && tag >= tag_count_.load(std::memory_order_relaxed)) [[unlikely]]
       throw_bad_tag(tag);
   }
 
   [[noreturn]] [[gnu::cold, gnu::noinline]] static void throw_bad_tag(frame_tag tag) {
-    throw std::invalid_argument("strata: frame tag " + std::to_string(tag) + " out of range");
+    throw std::invalid_argument("strata: frame tag " + std::to_string(tag) +
+                                " was never registered (frame_allocator::register_tag)");
   }
 
   // Fold this thread's frame into its published report, and start a new count.
@@ -354,6 +371,7 @@ class frame_allocator {
   }
 
   const std::uint64_t id_ = detail::next_frame_allocator_id.fetch_add(1);
+  std::atomic<frame_tag> tag_count_{1};  // tags registered, "untagged" included
   Upstream upstream_;
   frame_options options_;
   slab_type slab_;

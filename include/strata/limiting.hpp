@@ -66,6 +66,7 @@ class limiting {
 
   // Return the block and its bytes to the cap.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
+    if (p == nullptr) return;  // as free(NULL): nothing to count, track or forward
     upstream_.deallocate(p, bytes, alignment);
     in_use_.fetch_sub(bytes, std::memory_order_relaxed);
   }

@@ -75,6 +75,7 @@ class logging {
 
   // Log the free, then free.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
+    if (p == nullptr) return;  // as free(NULL): nothing to count, track or forward
     append(trace::op::free, reinterpret_cast<std::uintptr_t>(p), bytes, 0);
     upstream_.deallocate(p, bytes, alignment);
   }

@@ -75,13 +75,14 @@ class chunk_set {
   }
 
   // Whether `base` was inserted: one multiply and, at most half full, a probe or two.
+  // An empty slot holds 1, no chunk's base, so base 0 (a null pointer's) is never found.
   bool contains(std::uintptr_t base) const noexcept {
     const table* t = current_.load(std::memory_order_acquire);
     if (t == nullptr) return false;
     for (std::size_t i = t->slot_of(base >> shift_);; i = (i + 1) & t->mask) {
       std::uintptr_t key = t->slots[i].load(std::memory_order_acquire);
       if (key == base) return true;
-      if (key == 0) return false;
+      if (key == empty) return false;
     }
   }
 
@@ -99,7 +100,9 @@ class chunk_set {
         : mask((std::size_t{1} << log2_slots) - 1),
           bits(log2_slots),
           slots(std::make_unique<std::atomic<std::uintptr_t>[]>(mask + 1)),
-          older(previous) {}
+          older(previous) {
+      for (std::size_t i = 0; i <= mask; ++i) slots[i].store(empty, std::memory_order_relaxed);
+    }
     // Fibonacci hashing: the top bits of the product spread chunk numbers.
     std::size_t slot_of(std::uintptr_t number) const noexcept {
       return static_cast<std::size_t>((number * 0x9E3779B97F4A7C15u) >> (64 - bits));
@@ -113,7 +116,7 @@ class chunk_set {
   // Store `base` in the first empty slot of its probe sequence.
   void place(table& t, std::uintptr_t base) noexcept {
     std::size_t i = t.slot_of(base >> shift_);
-    while (t.slots[i].load(std::memory_order_relaxed) != 0) i = (i + 1) & t.mask;
+    while (t.slots[i].load(std::memory_order_relaxed) != empty) i = (i + 1) & t.mask;
     t.slots[i].store(base, std::memory_order_release);
   }
 
@@ -122,10 +125,14 @@ class chunk_set {
     auto* bigger = new table(old == nullptr ? 4 : old->bits + 1, old);
     if (old != nullptr)
       for (std::size_t i = 0; i <= old->mask; ++i)
-        if (std::uintptr_t key = old->slots[i].load(std::memory_order_relaxed)) place(*bigger, key);
+        if (std::uintptr_t key = old->slots[i].load(std::memory_order_relaxed); key != empty)
+          place(*bigger, key);
     current_.store(bigger, std::memory_order_release);
     return bigger;
   }
+
+  // The mark of an empty slot: 1 is no chunk's base (bases are page-aligned).
+  static constexpr std::uintptr_t empty = 1;
 
   std::atomic<table*> current_{nullptr};
   std::size_t count_ = 0;
@@ -209,10 +216,10 @@ class slab {
     auto address = reinterpret_cast<std::uintptr_t>(page);
     if ((address & (page_bytes_ - 1)) != 0 || !owns(page)) [[unlikely]]
       detail::report_misuse("page freed into the wrong slab", "slab::deallocate", page);
+    std::lock_guard guard(lock_);  // the free mark is read under it: two frees race here
     if (detail::read_metadata_word(&static_cast<free_page*>(page)->tag) == freed_tag(page))
         [[unlikely]]
       detail::report_misuse("double free of a slab page", "slab::deallocate", page);
-    std::lock_guard guard(lock_);
     push(page);
   }
 
@@ -345,9 +352,9 @@ class basic_fixed_pool {
       annotate_allocated(block, block_bytes_);
       return block;
     }
-    if (bump_ != bump_end_) {
-      char* block = bump_;
-      bump_ += stride_;
+    if (char* block = bump_.load(std::memory_order_relaxed);
+        block != bump_end_.load(std::memory_order_relaxed)) {
+      bump_.store(block + stride_, std::memory_order_relaxed);
       annotate_allocated(block, block_bytes_);
       return block;
     }
@@ -355,9 +362,12 @@ class basic_fixed_pool {
   }
 
   // Give a block back; in a checked pool, bad input aborts (see pool_config).
+  // The free mark is read under the lock: two threads freeing one block at once
+  // in a concurrent pool cannot both find it in use.
   void deallocate(void* p) {
-    check_free(p, "fixed_pool::deallocate");
+    check_address(p, "fixed_pool::deallocate");
     std::lock_guard guard(lock_);
+    check_not_free(p, "fixed_pool::deallocate");
     check_handed_out(p, "fixed_pool::deallocate");
     --live_;
     push(p);
@@ -372,9 +382,10 @@ class basic_fixed_pool {
         if constexpr (Config.checked) block->tag = 0;
         annotate_allocated(block, block_bytes_);
         out[i] = block;
-      } else if (bump_ != bump_end_) {
-        out[i] = bump_;
-        bump_ += stride_;
+      } else if (char* next = bump_.load(std::memory_order_relaxed);
+                 next != bump_end_.load(std::memory_order_relaxed)) {
+        out[i] = next;
+        bump_.store(next + stride_, std::memory_order_relaxed);
         annotate_allocated(out[i], block_bytes_);
       } else {
         out[i] = allocate_from_new_chunk();
@@ -387,11 +398,12 @@ class basic_fixed_pool {
   // A bad block aborts before any block of the batch is freed, save for a block
   // listed twice, which aborts when it comes round the second time.
   void deallocate_batch(void* const* blocks, std::size_t count) {
-    for (std::size_t i = 0; i < count; ++i) check_free(blocks[i], "fixed_pool::deallocate_batch");
+    for (std::size_t i = 0; i < count; ++i)
+      check_address(blocks[i], "fixed_pool::deallocate_batch");
     std::lock_guard guard(lock_);
     for (std::size_t i = 0; i < count; ++i) {
       check_handed_out(blocks[i], "fixed_pool::deallocate_batch");
-      if (i > 0) check_not_free(blocks[i], "fixed_pool::deallocate_batch");
+      check_not_free(blocks[i], "fixed_pool::deallocate_batch");
       push(blocks[i]);
     }
     live_ -= count;
@@ -400,17 +412,31 @@ class basic_fixed_pool {
   // Abort, in a checked pool, unless `p` is a block of this pool that is in
   // use: reads nothing at `p` before the address is known to be this pool's.
   void check_free(const void* p, const char* where) const noexcept {
+    check_address(p, where);
+    check_not_free(p, where);
+  }
+
+  // Abort, in a checked pool, unless `p` is the start of a block of this pool;
+  // reads nothing at `p`.
+  void check_address(const void* p, const char* where) const noexcept {
     if constexpr (Config.checked) {
       auto chunk = reinterpret_cast<std::uintptr_t>(p) & ~(chunk_bytes_ - 1);
       if (!chunks_set_.contains(chunk)) [[unlikely]]
         detail::report_misuse("block freed into the wrong pool", where, p);
-      check_block(p, where);
+      check_start(p, where);
     }
   }
 
   // Abort, in a checked pool, if `p` (in a chunk of this pool) is not the start
   // of a block, or the block is free already.
   void check_block(const void* p, const char* where) const noexcept {
+    check_start(p, where);
+    check_not_free(p, where);
+  }
+
+  // Abort, in a checked pool, if `p` (in a chunk of this pool) is not the start
+  // of a block.
+  void check_start(const void* p, const char* where) const noexcept {
     if constexpr (Config.checked) {
       std::size_t offset =
           (reinterpret_cast<std::uintptr_t>(p) & (chunk_bytes_ - 1)) - first_block_offset_;
@@ -418,25 +444,57 @@ class basic_fixed_pool {
       // stride divides offset: one multiply instead of a division.
       if (offset >= blocks_span_ || offset * stride_inverse_ > stride_inverse_ - 1) [[unlikely]]
         detail::report_misuse("pointer inside a pool block, not at its start, freed", where, p);
-      check_not_free(p, where);
     }
   }
 
   // Give back a block check_free() or check_block() has passed: for callers
-  // that check where the block is freed and push it later, elsewhere.
-  void deallocate_checked(void* p) {
+  // that check where the block is freed and push it later, elsewhere. A pool
+  // with a lock looks at the free mark again under it: another thread may have
+  // freed the block since.
+  void deallocate_checked(void* p, const char* where = "fixed_pool::deallocate") {
     std::lock_guard guard(lock_);
-    check_handed_out(p, "fixed_pool::deallocate");
+    if constexpr (!std::is_same_v<Lock, no_lock>) check_not_free(p, where);
+    check_handed_out(p, where);
     --live_;
     push(p);
   }
 
-  // Mark a checked block free now, though it reaches the free list later (a
-  // block handed to another thread): freeing it again meanwhile aborts.
-  void mark_free(void* p) noexcept {
+  // Give back a block claim_free() marked free (its mark is not looked at again).
+  void deallocate_claimed(void* p, const char* where) {
+    std::lock_guard guard(lock_);
+    check_handed_out(p, where);
+    --live_;
+    push(p);
+  }
+
+  // Mark a checked block free by one atomic exchange of its free mark, so of
+  // two threads freeing it at once exactly one wins; the loser (or a block
+  // freed twice) aborts. The block reaches the free list later, by
+  // deallocate_claimed(), by its owner.
+  void claim_free(void* p, const char* where) noexcept {
     if constexpr (Config.checked) {
       annotate_allocated(static_cast<char*>(p) + sizeof(void*), sizeof(std::uintptr_t));
-      static_cast<free_block*>(p)->tag = freed_tag(p);
+      std::atomic_ref<std::uintptr_t> tag(static_cast<free_block*>(p)->tag);
+      if (tag.exchange(freed_tag(p), std::memory_order_acq_rel) == freed_tag(p)) [[unlikely]]
+        detail::report_misuse("double free of a pool block", where, p);
+    }
+  }
+
+  // Abort, in a checked pool, if `p` lies in the newest chunk's part not carved
+  // yet; for a thread that does not own a pool with no lock, which reads the
+  // owner's carving bounds as they were when `p` could last have been handed
+  // over (the bounds are atomics, relaxed: plain loads and stores).
+  void check_handed_out_remote(const void* p, const char* where) const noexcept {
+    if constexpr (Config.checked) {
+      char* end = bump_end_.load(std::memory_order_relaxed);
+      char* next = bump_.load(std::memory_order_relaxed);
+      auto chunk_of = [this](const void* a) {
+        return reinterpret_cast<std::uintptr_t>(a) & ~(chunk_bytes_ - 1);
+      };
+      // A pair read across a chunk change is not trusted; p's chunk must be theirs.
+      if (next != end && chunk_of(next) == chunk_of(end - 1) && chunk_of(p) == chunk_of(next) &&
+          p >= next && p < end) [[unlikely]]
+        detail::report_misuse("pool block that was never allocated freed", where, p);
     }
   }
 
@@ -499,8 +557,8 @@ class basic_fixed_pool {
     char* first = reinterpret_cast<char*>(chunk) + first_block_offset_;
     std::size_t blocks = (chunk_bytes_ - first_block_offset_) / stride_;
     annotate_released(first, chunk_bytes_ - first_block_offset_);
-    bump_ = first + stride_;
-    bump_end_ = first + blocks * stride_;
+    bump_.store(first + stride_, std::memory_order_relaxed);
+    bump_end_.store(first + blocks * stride_, std::memory_order_relaxed);
     annotate_allocated(first, block_bytes_);
     return first;
   }
@@ -522,7 +580,8 @@ class basic_fixed_pool {
   // carved yet: a block never handed out. Called with the lock held.
   void check_handed_out(const void* p, const char* where) const noexcept {
     if constexpr (Config.checked)
-      if (p >= bump_ && p < bump_end_) [[unlikely]]
+      if (p >= bump_.load(std::memory_order_relaxed) &&
+          p < bump_end_.load(std::memory_order_relaxed)) [[unlikely]]
         detail::report_misuse("pool block that was never allocated freed", where, p);
   }
 
@@ -531,7 +590,9 @@ class basic_fixed_pool {
     auto* block = static_cast<free_block*>(p);
     annotate_allocated(block, min_stride);  // blocks under min_stride: the link spills
     block->next = free_;
-    if constexpr (Config.checked) block->tag = freed_tag(p);
+    // Relaxed atomic stores (plain moves): claim_free() may exchange the mark at once.
+    if constexpr (Config.checked)
+      std::atomic_ref<std::uintptr_t>(block->tag).store(freed_tag(p), std::memory_order_relaxed);
     free_ = block;
     annotate_released(reinterpret_cast<char*>(block) + min_stride, stride_ - min_stride);
   }
@@ -539,8 +600,10 @@ class basic_fixed_pool {
   // The fast path's state first.
   [[no_unique_address]] Lock lock_;
   free_block* free_ = nullptr;
-  char* bump_ = nullptr;
-  char* bump_end_ = nullptr;
+  // Atomics (relaxed: plain loads and stores) so that a thread that does not own
+  // a pool with no lock may read them (check_handed_out_remote).
+  std::atomic<char*> bump_{nullptr};
+  std::atomic<char*> bump_end_{nullptr};
   std::size_t live_ = 0;
   std::size_t stride_;
   std::size_t block_bytes_;
@@ -594,7 +657,7 @@ class object_pool {
     if (object == nullptr) return;
     pool_.check_free(object, "object_pool::destroy");
     object->~T();
-    pool_.deallocate_checked(object);
+    pool_.deallocate_checked(object, "object_pool::destroy");
   }
 
   std::size_t live_objects() const noexcept { return pool_.live_blocks(); }

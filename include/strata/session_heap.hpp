@@ -17,12 +17,12 @@
 #include <strata/strata.h>
 #include <strata/arena.hpp>
 #include <strata/resource.hpp>
+#include <strata/thread_number.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory_resource>
-#include <thread>
 
 namespace strata {
 
@@ -38,7 +38,7 @@ class session_heap final : public std::pmr::memory_resource {
         buffer_(take_buffer(heap_, buffer_size(initial_bytes))),
         buffer_end_(buffer_ + buffer_size(initial_bytes)),
         arena_(buffer_, buffer_size(initial_bytes), arena_options{}, heap_resource(heap_)),
-        owner_(std::this_thread::get_id()) {}
+        owner_(&detail::this_thread_number) {}
 
   session_heap(const session_heap&) = delete;
   session_heap& operator=(const session_heap&) = delete;
@@ -55,6 +55,7 @@ class session_heap final : public std::pmr::memory_resource {
                                                    std::size_t alignment = default_alignment) {
     if (!is_valid_alignment(alignment)) [[unlikely]]
       detail::throw_bad_alignment(alignment);
+    check_owner("session_heap::allocate");
     if (void* block = arena_.try_allocate(bytes, alignment)) [[likely]]
       return block;
     return allocate_overflow(bytes, alignment);
@@ -80,6 +81,7 @@ class session_heap final : public std::pmr::memory_resource {
   void rewind_buffer() {
     if (heap_ == nullptr) [[unlikely]]
       detail::report_misuse("use of a destroyed session_heap", "session_heap::rewind_buffer", this);
+    check_owner("session_heap::rewind_buffer");
     arena_.reset(retention::keep_everything);
   }
 
@@ -87,6 +89,7 @@ class session_heap final : public std::pmr::memory_resource {
   void destroy() {
     if (heap_ == nullptr) [[unlikely]]
       detail::report_misuse("use of a destroyed session_heap", "session_heap::destroy", this);
+    check_owner("session_heap::destroy");
     arena_.release();  // the tools forget the buffer before the heap frees it
     strata_heap_destroy(heap_);
     heap_ = nullptr;
@@ -104,13 +107,17 @@ class session_heap final : public std::pmr::memory_resource {
   strata_heap_t* heap() const noexcept { return heap_; }
 
  private:
+  // Abort unless the calling thread made the session: its buffer is bumped with
+  // no lock. One compare of the owner word with the address of a thread-local.
+  [[gnu::always_inline]] void check_owner(const char* where) const {
+    if (owner_ != &detail::this_thread_number) [[unlikely]]
+      detail::report_misuse("session_heap used from a thread that does not own it", where, this);
+  }
+
   // The buffer is full: a block of the session's own heap.
   [[gnu::noinline]] void* allocate_overflow(std::size_t bytes, std::size_t alignment) {
     if (heap_ == nullptr)
       detail::report_misuse("use of a destroyed session_heap", "session_heap::allocate", this);
-    if (std::this_thread::get_id() != owner_)
-      detail::report_misuse("session_heap allocated from a thread that does not own it",
-                            "session_heap::allocate", this);
     void* block = strata_heap_malloc_aligned(heap_, bytes, alignment);
     if (block == nullptr) detail::throw_bad_alloc();
     ++overflow_allocations_;
@@ -151,7 +158,7 @@ class session_heap final : public std::pmr::memory_resource {
   char* buffer_;
   char* buffer_end_;
   arena_type arena_;
-  std::thread::id owner_;
+  const std::uint32_t* owner_;  // the creating thread's this_thread_number: its address is its own
   std::size_t overflow_allocations_ = 0;
 };
 

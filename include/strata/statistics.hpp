@@ -87,6 +87,7 @@ class statistics {
 
   // Return a block to the upstream and count it as freed.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
+    if (p == nullptr) return;  // as free(NULL): nothing to count, track or forward
     upstream_.deallocate(p, bytes, alignment);
     subtract(bytes_in_use_, bytes);
     subtract(blocks_in_use_, 1);

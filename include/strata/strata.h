@@ -48,7 +48,10 @@ STRATA_EXPORT void strata_free_batch(void** blocks, size_t count) STRATA_NOEXCEP
 /* ---- first-class heaps -------------------------------------------------- */
 
 /* A heap belongs to the thread that created it: only that thread allocates from
- * it; any thread may free its blocks. */
+ * it; any thread may free its blocks. A handle that names no live heap (destroyed,
+ * deleted, of a thread that exited, or never a handle) and a call from another
+ * thread print one line and abort; allocating from a NULL heap returns NULL with
+ * errno EINVAL (docs/misuse.md has every answer). */
 typedef struct strata_heap_s strata_heap_t;
 
 STRATA_EXPORT strata_heap_t* strata_heap_new(void) STRATA_NOEXCEPT;
@@ -104,6 +107,7 @@ typedef struct strata_stats_s {
   uint64_t threads; /* threads that have allocated and not exited */
 } strata_stats_t;
 
+/* Fill *out; a null out is ignored, with errno EINVAL. */
 STRATA_EXPORT void strata_stats_get(strata_stats_t* out) STRATA_NOEXCEPT;
 /* Human-readable text, or JSON when json != 0. */
 STRATA_EXPORT void strata_stats_print(FILE* out, int json) STRATA_NOEXCEPT;
@@ -137,10 +141,12 @@ typedef enum strata_option_e {
   STRATA_OPTION_COUNT
 } strata_option_t;
 
+/* The option's value; 0 with errno EINVAL for an option that does not exist. */
 STRATA_EXPORT long strata_option_get(strata_option_t option) STRATA_NOEXCEPT;
 /* Returns 0, or EINVAL (errno set too, the option unchanged) for an option that
  * does not exist or a value outside its range (flags: 0 or 1). */
 STRATA_EXPORT int strata_option_set(strata_option_t option, long value) STRATA_NOEXCEPT;
+/* The option's variable name; NULL with errno EINVAL for one that does not exist. */
 STRATA_EXPORT const char* strata_option_name(strata_option_t option) STRATA_NOEXCEPT;
 
 /* Heap profiler (STRATA_PROFILE): write the sampled profile now, to `path` in

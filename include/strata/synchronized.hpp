@@ -33,6 +33,7 @@ class synchronized {
   }
   // Free under the lock.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
+    if (p == nullptr) return;  // as free(NULL): nothing to count, track or forward
     std::lock_guard lock(mutex_);
     upstream_.deallocate(p, bytes, alignment);
   }

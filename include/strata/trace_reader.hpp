@@ -27,6 +27,10 @@ inline bool known_op(op kind) noexcept {
 inline bool parse(const unsigned char* bytes, std::size_t length, std::vector<record>& out,
                   std::string& error) {
   auto at = [](std::size_t offset) { return " at byte offset " + std::to_string(offset); };
+  if (bytes == nullptr && length != 0) {
+    error = "null buffer of " + std::to_string(length) + " bytes";
+    return false;
+  }
   if (length < sizeof(file_header)) {
     error = "truncated header (" + std::to_string(length) + " of " +
             std::to_string(sizeof(file_header)) + " bytes)" + at(length);
@@ -75,6 +79,10 @@ inline bool parse(const unsigned char* bytes, std::size_t length, std::vector<re
 
 // Reads the file at `path` and parses it; false with `error` set on failure.
 inline bool read_file(const char* path, std::vector<record>& out, std::string& error) {
+  if (path == nullptr) {
+    error = "null path";
+    return false;
+  }
   std::FILE* f = std::fopen(path, "rb");
   if (f == nullptr) {
     error = std::string("cannot open: ") + std::strerror(errno);

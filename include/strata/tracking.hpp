@@ -123,6 +123,7 @@ class tracking<Upstream, false, StackDepth, Lock> {
   }
   // Straight to the upstream.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
+    if (p == nullptr) return;  // as free(NULL): nothing to count, track or forward
     upstream_.deallocate(p, bytes, alignment);
   }
   bool is_equal(const tracking& other) const noexcept {
@@ -186,6 +187,7 @@ class tracking<Upstream, true, StackDepth, Lock> {
   // caller's size (the one the upstream gets too) keeps live_bytes(), so the
   // record itself is not read back.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
+    if (p == nullptr) return;  // as free(NULL): nothing to count, track or forward
     bool found;
     {
       std::lock_guard lock(lock_);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "heap/heap_handle.hpp"
 #include "heap/heap_internal.hpp"
 #include "heap/sampling.hpp"
 #include "options/report_output.hpp"
@@ -14,23 +15,53 @@ using namespace strata::heap;
 
 namespace {
 
-heap* as_heap(strata_heap_t* h) {
-  return reinterpret_cast<heap*>(h);
+// One line naming the call and what is wrong with the handle, then abort: a
+// heap handle that is no live heap's would corrupt whatever it points at.
+[[noreturn]] void refuse_handle(const char* call, const char* what, const void* handle) {
+  char line[192];
+  int n = std::snprintf(line, sizeof(line), "strata: %s: %s (handle %p)\n", call, what, handle);
+  if (n > 0) strata::options::report_write(line, static_cast<std::size_t>(n));
+  std::abort();
 }
 
-// A first-class heap belongs to the thread that made it: its pages and lists
-// take no locks, so a call from another thread would race with the owner.
-// Refused with one line, never left to corrupt the heap.
+// The live heap `handle` names, or a refusal: a pointer that is no handle, a
+// handle of a heap destroyed since (remade at its address or not), and a call
+// from a thread that does not own the heap (its pages and lists take no locks,
+// so the call would race with the owner). One load and two compares.
 heap* owned_heap(strata_heap_t* handle, const char* call) {
-  heap* h = as_heap(handle);
-  if (h != nullptr && h->context != nullptr && h->context->thread_id != strata::os::thread_id()) {
+  auto bits = reinterpret_cast<std::uintptr_t>(handle);
+  if (!looks_like_handle(bits)) refuse_handle(call, "not a strata heap", handle);
+  heap* h = heap_of_handle(bits);
+  if (h->handle != bits) [[unlikely]] {
+    // A heap that was there left its address, with no generation or a later one.
+    bool was_there = heap_of_handle(h->handle) == h;
+    refuse_handle(call, was_there ? "heap destroyed" : "not a strata heap", handle);
+  }
+  if (h->context->thread_id != strata::os::thread_id()) {
     char line[160];
     int n = std::snprintf(line, sizeof(line),
                           "strata: %s called from a thread that does not own heap %p\n", call,
-                          static_cast<void*>(h));
+                          static_cast<void*>(handle));
     if (n > 0) strata::options::report_write(line, static_cast<std::size_t>(n));
     std::abort();
   }
+  return h;
+}
+
+// A heap to allocate from, or null with errno EINVAL for a null handle.
+heap* allocating_heap(strata_heap_t* handle, const char* call) {
+  if (handle == nullptr) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return owned_heap(handle, call);
+}
+
+// A first-class heap to end: never null, never a thread's default heap.
+heap* ending_heap(strata_heap_t* handle, const char* call) {
+  if (handle == nullptr) refuse_handle(call, "null heap", handle);
+  heap* h = owned_heap(handle, call);
+  if (h == &h->context->main_heap) refuse_handle(call, "a thread's default heap", handle);
   return h;
 }
 
@@ -192,6 +223,10 @@ void* strata_expand(void* p, size_t size) noexcept {
 }
 
 size_t strata_malloc_batch(size_t size, size_t count, void** out) noexcept {
+  if (out == nullptr && count != 0) {
+    errno = EINVAL;
+    return 0;
+  }
   heap* h = tls_heap;
   for (size_t i = 0; i < count; ++i) {
     out[i] = heap_malloc(h, size);
@@ -202,42 +237,56 @@ size_t strata_malloc_batch(size_t size, size_t count, void** out) noexcept {
 }
 
 void strata_free_batch(void** blocks, size_t count) noexcept {
+  if (blocks == nullptr && count != 0)
+    refuse_handle("strata_free_batch", "null array of blocks", blocks);
   for (size_t i = 0; i < count; ++i) heap_free(blocks[i]);
 }
 
 strata_heap_t* strata_heap_new(void) noexcept {
-  return reinterpret_cast<strata_heap_t*>(heap_new());
+  heap* h = heap_new();
+  if (h == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return reinterpret_cast<strata_heap_t*>(h->handle);
 }
 
 void* strata_heap_malloc(strata_heap_t* h, size_t size) noexcept {
-  return malloc_hooked(owned_heap(h, "strata_heap_malloc"), size);
+  heap* target = allocating_heap(h, "strata_heap_malloc");
+  return target != nullptr ? malloc_hooked(target, size) : nullptr;
 }
 
 void* strata_heap_calloc(strata_heap_t* h, size_t count, size_t size) noexcept {
-  return zeroed(owned_heap(h, "strata_heap_calloc"), count, size);
+  heap* target = allocating_heap(h, "strata_heap_calloc");
+  return target != nullptr ? zeroed(target, count, size) : nullptr;
 }
 
 void* strata_heap_realloc(strata_heap_t* h, void* p, size_t size) noexcept {
-  return resize(owned_heap(h, "strata_heap_realloc"), p, size);
+  heap* target = allocating_heap(h, "strata_heap_realloc");
+  return target != nullptr ? resize(target, p, size) : nullptr;
 }
 
 void* strata_heap_malloc_aligned(strata_heap_t* h, size_t size, size_t alignment) noexcept {
-  return heap_malloc_aligned(owned_heap(h, "strata_heap_malloc_aligned"), size, alignment);
+  heap* target = allocating_heap(h, "strata_heap_malloc_aligned");
+  return target != nullptr ? heap_malloc_aligned(target, size, alignment) : nullptr;
 }
 
 void strata_heap_destroy(strata_heap_t* h) noexcept {
-  heap_destroy(owned_heap(h, "strata_heap_destroy"));
+  heap_destroy(ending_heap(h, "strata_heap_destroy"));
 }
 
 void strata_heap_delete(strata_heap_t* h) noexcept {
-  heap_delete(owned_heap(h, "strata_heap_delete"));
+  heap_delete(ending_heap(h, "strata_heap_delete"));
 }
 
 strata_heap_t* strata_heap_default(void) noexcept {
-  return reinterpret_cast<strata_heap_t*>(default_heap());
+  heap* h = default_heap();
+  return h != nullptr ? reinterpret_cast<strata_heap_t*>(h->handle) : nullptr;
 }
 
 void strata_heap_visit(strata_heap_t* h, strata_block_visitor visit, void* arg) noexcept {
+  if (h == nullptr) refuse_handle("strata_heap_visit", "null heap", h);
+  if (visit == nullptr) refuse_handle("strata_heap_visit", "null visitor", h);
   struct adapter {
     strata_block_visitor visit;
     void* arg;

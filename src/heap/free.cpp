@@ -1,6 +1,8 @@
 // Free slow paths: the last block of a page, flagged pages, huge blocks, and
 // frees from other threads, which wait in a per-thread array and are posted
 // with one compare-exchange per destination page.
+#include <atomic>
+
 #include "heap/heap_internal.hpp"
 #include "heap/sampling.hpp"
 #include "heap/slice_bitmap.hpp"
@@ -66,8 +68,11 @@ void mark_remote_free(const page* pg, block* b) {
       report_invalid_free(pg, b);
     tag = free_tag_of(pg);
   }
-  if (b->free_tag == tag) report_double_free(pg, b);
-  b->free_tag = tag;
+  // One atomic exchange: of two threads posting one block at once, one finds it
+  // marked (a read, then a write, let both through, and the page's remote list
+  // then held the block twice, a cycle its owner collected forever).
+  if (std::atomic_ref<std::uintptr_t>(b->free_tag).exchange(tag, std::memory_order_relaxed) == tag)
+    report_double_free(pg, b);
 }
 
 // Blocks of one destination page gathered while a thread's pending frees are posted.

@@ -53,6 +53,10 @@ struct heap {
   page* direct[direct_slots];         // small size slot -> page to allocate from
   page* current[class_count];         // class -> page to allocate from (queue head or empty page)
   thread_context* context = nullptr;  // null only in the static empty heap
+  // The handle the C API gave out for this heap (address and generation,
+  // heap_handle.hpp); the address alone once the heap is gone, so that a stale
+  // handle is refused as one.
+  std::uintptr_t handle = 0;
   heap_counters counters;
   page_queue queues[class_count];  // pages that may have free blocks
   page_queue full;                 // full pages and huge blocks; flagged page_in_full

@@ -1,6 +1,7 @@
 // strata_stats_get / strata_stats_print: counters of every heap plus the
 // segment layer's byte counts, as text or JSON.
 #include <atomic>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -58,7 +59,10 @@ void stats_sample_peak() noexcept {
 using namespace strata::heap;
 
 void strata_stats_get(strata_stats_t* out) noexcept {
-  if (out == nullptr) return;
+  if (out == nullptr) {
+    errno = EINVAL;
+    return;
+  }
   fold_own_heaps();
   stats_collect(out);
 }

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <mutex>
 
+#include "heap/heap_handle.hpp"
 #include "heap/heap_internal.hpp"
 #include "heap/metadata.hpp"
 #include "heap/registry.hpp"
@@ -129,6 +130,7 @@ void thread_done(void* arg) {
     heap* next = h->next_in_thread;
     abandon_pages(h);
     registry_remove(h);
+    heap_forget_handle(h);
     metadata_delete(h);
     h = next;
   }
@@ -151,6 +153,7 @@ void thread_done(void* arg) {
   // A free that read this thread's heap as the owner may still post to its pages.
   if (any_abandoned) abandoned_note_free();
   registry_remove(&ctx->main_heap);
+  heap_forget_handle(&ctx->main_heap);
   tls_heap = &empty_heap;
   metadata_delete(ctx);
 }
@@ -163,6 +166,7 @@ heap* thread_heap_init() noexcept {
   if (ctx == nullptr) return nullptr;
   ctx->thread_id = os::thread_id();
   ctx->main_heap.context = ctx;
+  heap_issue_handle(&ctx->main_heap);
   registry_add(&ctx->main_heap);
   pthread_setspecific(exit_key, ctx);
   tls_heap = &ctx->main_heap;
@@ -337,6 +341,7 @@ heap* heap_new() noexcept {
   h->context = owner->context;
   h->next_in_thread = owner->context->main_heap.next_in_thread;
   owner->context->main_heap.next_in_thread = h;
+  heap_issue_handle(h);
   registry_add(h);
   return h;
 }
@@ -370,6 +375,7 @@ void heap_destroy(heap* h) noexcept {
   drop(h->full);
   unlink_from_thread(h);
   registry_remove(h);
+  heap_forget_handle(h);
   metadata_delete(h);
 }
 
@@ -398,6 +404,7 @@ void heap_delete(heap* h) noexcept {
   target->full_pages_have_remote.store(true, std::memory_order_relaxed);
   unlink_from_thread(h);
   registry_remove(h);
+  heap_forget_handle(h);
   metadata_delete(h);
 }
 

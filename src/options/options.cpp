@@ -268,7 +268,10 @@ void print() noexcept {
 using namespace strata;
 
 long strata_option_get(strata_option_t option) noexcept {
-  if (option < 0 || option >= STRATA_OPTION_COUNT) return 0;
+  if (option < 0 || option >= STRATA_OPTION_COUNT) {
+    errno = EINVAL;
+    return 0;
+  }
   return options::get(option);
 }
 
@@ -284,6 +287,9 @@ int strata_option_set(strata_option_t option, long value) noexcept {
 }
 
 const char* strata_option_name(strata_option_t option) noexcept {
-  if (option < 0 || option >= STRATA_OPTION_COUNT) return nullptr;
+  if (option < 0 || option >= STRATA_OPTION_COUNT) {
+    errno = EINVAL;
+    return nullptr;
+  }
   return options::table[option].name;
 }

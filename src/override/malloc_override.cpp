@@ -19,6 +19,7 @@
 #include "heap/sampling.hpp"
 #include "options/options.hpp"
 #include "options/report_output.hpp"
+#include "override/cxx_runtime.hpp"
 #include "override/trace_recorder.hpp"
 #include "strata/strata.h"
 
@@ -90,6 +91,7 @@ __attribute__((constructor(101))) void override_init() {
   options::initialize();
   heap::set_foreign_free_handler(free_with_libc);
   heap::register_fork_handlers();
+  override_new::find_cxx_runtime_early();
   atexit(print_stats_at_exit);
   trace_recorder::start();
   heap::sampling_start();

@@ -5,7 +5,8 @@
 // The override links no C++ runtime, so that a C program under LD_PRELOAD
 // does not load libstdc++ (about 1 MiB of resident memory) for nothing. The
 // few runtime functions a failed operator new needs are looked up in the
-// process when first needed: any caller of operator new has a runtime loaded.
+// process at load (and, for a runtime a plugin brings in later, at its first
+// failure): any caller of operator new has a runtime loaded.
 #include <dlfcn.h>
 #include <unistd.h>
 #include <atomic>
@@ -17,6 +18,7 @@
 #include "heap/sampling.hpp"
 #include "options/report_output.hpp"
 #include "os/mutex.hpp"
+#include "override/cxx_runtime.hpp"
 #include "override/trace_recorder.hpp"
 #include "strata/strata.h"
 
@@ -175,6 +177,10 @@ inline void delete_block(void* p) noexcept {
 }
 
 }  // namespace
+
+void strata::override_new::find_cxx_runtime_early() noexcept {
+  (void)find_runtime();
+}
 
 #define STRATA_NEW __attribute__((visibility("default")))
 

@@ -136,7 +136,9 @@ TEST(SessionHeapDeathTest, UseAfterDestroyAborts) {
       "strata: use of a destroyed session_heap in session_heap::destroy");
 }
 
-TEST(SessionHeapDeathTest, OverflowFromAnotherThreadAborts) {
+// Bumps from the buffer are checked too, not only overflow blocks: two threads
+// bumping one buffer would get overlapping blocks.
+TEST(SessionHeapDeathTest, AllocationFromAnotherThreadAborts) {
   EXPECT_DEATH(
       {
         strata::session_heap session(4096);
@@ -144,7 +146,13 @@ TEST(SessionHeapDeathTest, OverflowFromAnotherThreadAborts) {
           for (int i = 0; i < 100; ++i) (void)session.allocate(256);
         }).join();
       },
-      "strata: session_heap allocated from a thread that does not own it");
+      "strata: session_heap used from a thread that does not own it in session_heap::allocate");
+  EXPECT_DEATH(
+      {
+        strata::session_heap session(1 << 20);
+        std::thread([&] { (void)session.allocate(64); }).join();
+      },
+      "strata: session_heap used from a thread that does not own it in session_heap::allocate");
 }
 
 }  // namespace

@@ -16,7 +16,11 @@
 
 // The shadow's own byte loops need no coverage feedback: leaving them out keeps
 // the fuzzer's time on the allocator.
+#if defined(__clang__)
 #define STRATA_FUZZ_NO_COVERAGE __attribute__((no_sanitize("coverage")))
+#else  // GCC: replayed without libFuzzer (replay_main.cpp), no coverage to leave out
+#define STRATA_FUZZ_NO_COVERAGE
+#endif
 
 namespace strata::fuzz {
 
