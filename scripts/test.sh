@@ -6,15 +6,17 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh test
 
 jobs=$(nproc)
+# run_preset PRESET [TARGET] [CACHE SETTINGS...]: configure with the tests, build TARGET (all).
 run_preset() {
-  local preset=$1; shift
+  local preset=$1 target=$2; shift 2
   cmake --preset "$preset" -DSTRATA_BUILD_TESTS=ON "$@" >/dev/null
-  cmake --build --preset "$preset" -j "$jobs"
+  cmake --build --preset "$preset" -j "$jobs" --target "$target"
 }
 
-run_preset asan -DSTRATA_BUILD_BENCH=OFF
+run_preset asan all -DSTRATA_BUILD_BENCH=OFF
 ctest --preset asan -j "$jobs" --label-exclude no-sanitizer
-run_preset tsan -DSTRATA_BUILD_BENCH=OFF
+# ThreadSanitizer runs the concurrency tests alone, so it builds their programs alone.
+run_preset tsan strata_concurrency_tests -DSTRATA_BUILD_BENCH=OFF
 ctest --preset tsan -j "$jobs" --label-regex concurrency
 
 # The libFuzzer targets of tests/fuzz, built with Clang in a tree of their own:
@@ -38,5 +40,5 @@ for target in build/fuzz/tests/fuzz/*_fuzz; do
   fi
 done
 
-run_preset release -DSTRATA_BUILD_BENCH=ON
+run_preset release all -DSTRATA_BUILD_BENCH=ON
 ctest --preset release -j "$jobs" --label-exclude soak
