@@ -211,10 +211,13 @@ inline void* heap_malloc(heap* h, std::size_t size) noexcept {
   if (STRATA_LIKELY(size <= small_max)) {
     pg = h->direct[(size + 15) >> 4];
     b = page_pop(pg);
-  } else if (size <= medium_max) {
-    pg = h->current[medium_class_of(size)];
+  } else if (STRATA_LIKELY(size <= medium_fine_max)) {
+    pg = h->current[medium_fine_class_of(size)];
     // Laid out for map pages (4 KiB and up), whose pairs are the closer race.
     b = STRATA_UNLIKELY(size <= list_max_request) ? page_pop(pg) : page_take(pg);
+  } else if (size <= medium_max) {
+    pg = h->current[medium_coarse_class_of(size)];
+    b = page_take(pg);  // a map page: every block above 4 KiB
   } else {
     return malloc_huge(h, size, 0);
   }
@@ -264,15 +267,17 @@ inline void heap_free(void* p) noexcept {
       page_emptied_by_owner(pg);
     return;
   }
-  if (pg->slice_count == 0) {
+  // A slice other than its page's first has owner 0: only then is the page looked up.
+  if (STRATA_UNLIKELY(flags != page_is_map) && pg->slice_count == 0) {
     pg = seg->page_at_slice_head(pg);
     flags = pg->owner.load(std::memory_order_relaxed) ^ os::thread_id();
   }
   if (STRATA_LIKELY(flags == page_is_map)) {
-    std::uint64_t bit = map_block_bit(pg, p);
-    if (STRATA_UNLIKELY(bit == 0)) return free_invalid(pg, p);
-    // Free already: its bit is set, or it is the hot block (only with the slot taken).
-    if (STRATA_UNLIKELY((pg->free_map & bit) != 0)) return free_double(pg, p);
+    std::uint64_t index;
+    if (STRATA_UNLIKELY(!map_block_start(pg, p, index))) return free_invalid(pg, p);
+    // Free already: its bit is set (tested in place), or it is the hot block
+    // (only with the slot taken).
+    if (STRATA_UNLIKELY((pg->free_map >> index) & 1)) return free_double(pg, p);
     if (STRATA_LIKELY(pg->free == nullptr)) {
       pg->free = static_cast<block*>(p);
       return;
@@ -280,7 +285,7 @@ inline void heap_free(void* p) noexcept {
     if (STRATA_UNLIKELY(pg->free == p)) return free_double(pg, p);
     // Into the hot slot only on the current page, which is kept even when empty.
     // Otherwise: left with just the hot block (1 - 2 wraps), or a double free.
-    page_give(pg, p, bit);
+    page_give(pg, p, std::uint64_t{1} << index);
     if (STRATA_UNLIKELY(page_used(pg) - 2 >= pg->reserved)) page_emptied_by_owner(pg);
     return;
   }

@@ -171,13 +171,20 @@ inline bool list_block_start(const page* pg, const void* p) {
   return offset * pg->block_inverse < pg->block_inverse;
 }
 
-// The bit of the map page block starting at `p`, or 0 when `p` is not the
-// start of one of the page's blocks (an interior or stray pointer).
-inline std::uint64_t map_block_bit(const page* pg, const void* p) {
+// Whether `p` starts one of map page `pg`'s blocks, whose index goes to
+// `index`: the index by a multiply, exact for a block start, which must name a
+// block and multiply back to the offset (else an interior or stray pointer).
+inline bool map_block_start(const page* pg, const void* p, std::uint64_t& index) {
   auto offset = static_cast<std::uint64_t>(static_cast<const std::uint8_t*>(p) - pg->area);
-  std::uint64_t index = (offset * pg->block_inverse) >> 32;
-  if (index >= pg->reserved || index * pg->block_size != offset) return 0;
-  return std::uint64_t{1} << index;
+  index = (offset * pg->block_inverse) >> 32;
+  return index < pg->reserved && index * pg->block_size == offset;
+}
+
+// The bit of the map page block starting at `p`, or 0 when `p` is not the
+// start of one of the page's blocks.
+inline std::uint64_t map_block_bit(const page* pg, const void* p) {
+  std::uint64_t index;
+  return map_block_start(pg, p, index) ? std::uint64_t{1} << index : 0;
 }
 
 // Blocks the program holds: `used` less a map page's hot block.

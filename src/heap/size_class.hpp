@@ -104,8 +104,9 @@ inline constexpr std::array<std::uint8_t, direct_slots> small_class_of_slot = []
 // to 64 KiB every class boundary is a multiple of 16 B, and up to 8 MiB of
 // 16 KiB, so entries [0, 4096) cover (0, 64 KiB] in 16 B steps and the rest
 // cover (0, 8 MiB] in 16 KiB steps.
+inline constexpr std::size_t medium_fine_max = 65536;  // the fine part's largest request
 inline constexpr std::size_t medium_fine_shift = 4;
-inline constexpr std::size_t medium_fine_steps = 65536 >> medium_fine_shift;
+inline constexpr std::size_t medium_fine_steps = medium_fine_max >> medium_fine_shift;
 inline constexpr std::size_t medium_table_size = medium_fine_steps + (medium_max >> 14);
 inline constexpr std::array<std::uint8_t, medium_table_size> medium_class_table = [] {
   std::array<std::uint8_t, medium_table_size> t{};
@@ -116,15 +117,20 @@ inline constexpr std::array<std::uint8_t, medium_table_size> medium_class_table 
   return t;
 }();
 
-// Class of a medium request for the fast path: one table load, its index
-// picked by a mask rather than a branch, so no medium size takes a jump here.
-// (A bit scan would chain each malloc to the last free through bsr's false
-// dependency on its output register.)
+// Class of a medium request up to 64 KiB (small_max < size <= medium_fine_max):
+// one shift and one table load, for malloc's fast path.
+inline std::size_t medium_fine_class_of(std::size_t size) {
+  return medium_class_table[(size - 1) >> medium_fine_shift];
+}
+
+// Class of a medium request above 64 KiB (medium_fine_max < size <= medium_max).
+inline std::size_t medium_coarse_class_of(std::size_t size) {
+  return medium_class_table[medium_fine_steps + ((size - 1) >> 14)];
+}
+
+// Class of any medium request (small_max < size <= medium_max).
 inline std::size_t medium_class_of(std::size_t size) {
-  std::size_t fine = (size - 1) >> medium_fine_shift;
-  std::size_t coarse = medium_fine_steps + ((size - 1) >> 14);
-  std::size_t take_coarse = std::size_t{0} - static_cast<std::size_t>(size > 65536);
-  return medium_class_table[fine ^ ((fine ^ coarse) & take_coarse)];
+  return size <= medium_fine_max ? medium_fine_class_of(size) : medium_coarse_class_of(size);
 }
 
 static_assert(class_size_formula(class_count - 1) == medium_max);

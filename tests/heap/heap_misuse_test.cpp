@@ -225,6 +225,25 @@ TEST_F(HeapMisuse, MediumDoubleFreeWhileTheHotSlotIsEmpty) {
       double_free);
 }
 
+// Free reads a slice's descriptor first and looks the page up only when that
+// names no map page of this thread: a block in a two-slice page's second slice
+// (16 KiB blocks, four to a slice) is checked as one in its first.
+void misuse_in_second_slice(std::ptrdiff_t offset, bool twice) {
+  void* blocks[8];
+  for (void*& b : blocks) b = strata_malloc(16 << 10);
+  char* late = nullptr;  // a block in a slice that is not its page's first
+  for (void* b : blocks)
+    if (strata::heap::segment_of(b)->slice_descriptor(b)->slice_count == 0) late = at(b, 0);
+  ASSERT_NE(late, nullptr);
+  if (twice) strata_free(late);
+  strata_free(at(late, offset));
+}
+
+TEST_F(HeapMisuse, MediumMisuseInAPagesSecondSlice) {
+  EXPECT_DEATH(misuse_in_second_slice(0, true), double_free);
+  EXPECT_DEATH(misuse_in_second_slice(16, false), not_handed_out);
+}
+
 TEST_F(HeapMisuse, MediumDoubleFreeOfTheHotBlock) {
   EXPECT_DEATH(double_free_at_once(5000), double_free);
 }
