@@ -183,7 +183,7 @@ class tracking<Upstream, true, StackDepth, Lock> {
     if constexpr (StackDepth > 0) detail::capture_stack(r.frames.data(), StackDepth, 1);
     shard& s = this_thread_shard();
     try {
-      std::lock_guard lock(s.lock);
+      shard_guard lock(s.lock);
       r.time_ns = s.now_ns(start_);
       r.order = pack_order(s.next_sequence++, thread, alignment);
       s.live.insert(reinterpret_cast<std::uintptr_t>(p), r);
@@ -204,7 +204,7 @@ class tracking<Upstream, true, StackDepth, Lock> {
     shard& s = this_thread_shard();
     bool found;
     {
-      std::lock_guard lock(s.lock);
+      shard_guard lock(s.lock);
       found = s.live.erase(reinterpret_cast<std::uintptr_t>(p), nullptr);
       if (found) s.live_bytes -= bytes;
     }
@@ -298,6 +298,13 @@ class tracking<Upstream, true, StackDepth, Lock> {
   };
   static_assert(StackDepth > 0 || sizeof(record) == 32);
 
+  // With Lock = no_lock one thread at a time calls: one shard, taken without a lock.
+  static constexpr bool one_thread = std::is_same_v<Lock, no_lock>;
+  struct no_guard {
+    explicit no_guard(detail::shard_lock&) noexcept {}
+  };
+  using shard_guard = std::conditional_t<one_thread, no_guard, std::lock_guard<detail::shard_lock>>;
+
   // One thread's records, with the clock it reads once every clock_every records.
   struct shard : detail::tracking_shard<record> {
     static constexpr std::uint32_t clock_every = 16;
@@ -317,7 +324,7 @@ class tracking<Upstream, true, StackDepth, Lock> {
   // The calling thread's shard: one shard for all under no_lock (one thread at
   // a time), else the thread's own, found through the thread-local cache.
   shard& this_thread_shard() {
-    if constexpr (std::is_same_v<Lock, no_lock>) {
+    if constexpr (one_thread) {
       return *common_;
     } else {
       const detail::last_shard& last = detail::this_thread_last_shard;
@@ -366,7 +373,7 @@ class tracking<Upstream, true, StackDepth, Lock> {
       std::lock_guard lock(registry_lock_);
       for (const auto& s : shards_) {
         if (s.get() == mine) continue;
-        std::lock_guard shard_lock(s->lock);
+        shard_guard shard_lock(s->lock);
         found = s->live.erase(reinterpret_cast<std::uintptr_t>(p), nullptr);
         if (found) {
           s->live_bytes -= bytes;
@@ -384,7 +391,7 @@ class tracking<Upstream, true, StackDepth, Lock> {
   void for_each_shard(F&& f) const {
     std::lock_guard lock(registry_lock_);
     for (const auto& s : shards_) {
-      std::lock_guard shard_lock(s->lock);
+      shard_guard shard_lock(s->lock);
       f(*s);
     }
   }

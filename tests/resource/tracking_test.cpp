@@ -293,3 +293,29 @@ TEST(TrackingDeathTest, DoubleFreeOnAnotherThreadIsReported) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Tracking, LeakReportIsCompleteAfterFreesOfTheNewestAndTheOldest) {
+  // Every count up to and past the table's first growth, freeing the newest
+  // and the oldest block, lists every live block, oldest first.
+  for (std::size_t count = 1; count <= 40; ++count) {
+    tracked resource;
+    std::vector<void*> blocks;
+    for (std::size_t i = 0; i < count; ++i) blocks.push_back(resource.allocate(i + 1));
+    resource.deallocate(blocks.back(), count);  // from the batch
+    if (count > 1) resource.deallocate(blocks.front(), 1);
+    const auto live = resource.live();
+    const std::size_t expected = count > 1 ? count - 2 : 0;
+    ASSERT_EQ(live.size(), expected) << count;
+    ASSERT_EQ(resource.live_blocks(), expected) << count;
+    for (std::size_t i = 0; i < expected; ++i) {
+      EXPECT_EQ(live[i].address, reinterpret_cast<std::uintptr_t>(blocks[i + 1])) << count;
+      EXPECT_EQ(live[i].bytes, i + 2) << count;
+    }
+    for (std::size_t i = 1; i + 1 < count; ++i) resource.deallocate(blocks[i], i + 1);
+    EXPECT_EQ(resource.live_bytes(), 0u) << count;
+  }
+}
+
+}  // namespace
