@@ -319,3 +319,37 @@ TEST(Tracking, LeakReportIsCompleteAfterFreesOfTheNewestAndTheOldest) {
 }
 
 }  // namespace
+
+namespace {
+
+// Frees its block, and makes and frees one through a second adaptor, when its
+// thread exits: after the thread's list of shards is gone.
+struct uses_tracking_at_exit {
+  tracked* first = nullptr;
+  tracked* second = nullptr;
+  void* block = nullptr;
+  ~uses_tracking_at_exit() {
+    if (first == nullptr) return;
+    first->deallocate(block, 40);
+    second->deallocate(second->allocate(8), 8);
+    second->allocate_tagged(16, 16, "at exit");  // left live on purpose
+  }
+};
+
+TEST(Tracking, ThreadLocalDestructorsMayStillUseTheAdaptor) {
+  tracked first, second;
+  std::thread([&] {
+    // Made before the thread's first tracking call, so destroyed after its shards.
+    static thread_local uses_tracking_at_exit user;
+    user.first = &first;
+    user.second = &second;
+    user.block = first.allocate(40);
+  }).join();
+  EXPECT_EQ(first.live_blocks(), 0u);
+  ASSERT_EQ(second.live().size(), 1u);
+  EXPECT_STREQ(second.live()[0].tag, "at exit");
+  second.deallocate(reinterpret_cast<void*>(second.live()[0].address), 16, 16);
+  EXPECT_EQ(second.live_bytes(), 0u);
+}
+
+}  // namespace
