@@ -16,12 +16,14 @@
 // one uncontended exchange and no shared cache line; a block freed by a thread
 // that did not allocate it is looked for in the other shards on a cold path,
 // under the registry lock (Lock: std::mutex by default). With
-// Lock = strata::no_lock (one thread at a time) there is one shard for all.
+// Lock = strata::no_lock (one thread at a time) there is one shard for all,
+// taken without a lock.
 // Records stay exact: live_blocks(), live_bytes() and leak_report() see every
 // shard, and a shard whose thread exited keeps its records (a new thread
 // adopts it). Time stamps come from the coarse monotonic clock, which a thread
-// reads once every 16 of its records (a record's time is at most 15 of that
-// thread's records old, so a thread that allocates rarely shows older ages):
+// reads once every 16 of its records (a record carries the time of the read
+// at most 15 of its thread's records before it, so a block of a thread that
+// allocates rarely may look older than it is):
 // enough to age a leak (the kernel tick, a few ms), not to time a call; within
 // a thread a sequence number orders blocks, between threads the clock does.
 // Freeing a block the adaptor does not know (a double free, a foreign
