@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cinttypes>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <thread>
@@ -179,6 +181,175 @@ TEST(Tracking, OneThreadVariantTracksTheSame) {
   }
   for (std::size_t i = 1; i < 5000; i += 2) resource.deallocate(blocks[i], i + 1);
   EXPECT_EQ(resource.live_bytes(), 0u);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Tracking, ABlockFreedOnAnotherThreadIsForgotten) {
+  tracked resource;
+  void* p = resource.allocate(64);
+  void* q = nullptr;
+  std::thread([&] {
+    resource.deallocate(p, 64);  // recorded by the main thread's shard
+    q = resource.allocate(32);
+  }).join();
+  EXPECT_EQ(resource.live_blocks(), 1u);
+  EXPECT_EQ(resource.live_bytes(), 32u);
+  resource.deallocate(q, 32);  // recorded by the exited thread's shard
+  EXPECT_EQ(resource.live_blocks(), 0u);
+  EXPECT_EQ(resource.live_bytes(), 0u);
+}
+
+TEST(Tracking, RecordsOutliveTheThreadThatMadeThem) {
+  tracked resource;
+  std::vector<void*> blocks(8);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < blocks.size(); ++t)
+    threads.emplace_back([&, t] {
+      strata::tracking_tag tag("worker");
+      blocks[t] = resource.allocate(100 + t);
+    });
+  for (auto& t : threads) t.join();
+  // A new thread adopts an exited thread's shard; the records there stay live.
+  void* late = nullptr;
+  std::thread([&] { late = resource.allocate_tagged(7, 8, "late"); }).join();
+  const std::string report = resource.leak_report();
+  EXPECT_NE(report.find("9 live blocks, 835 bytes"), std::string::npos) << report;
+  for (std::size_t t = 0; t < blocks.size(); ++t) {
+    char line[64];
+    std::snprintf(line, sizeof line, "0x%" PRIxPTR " %zu bytes",
+                  reinterpret_cast<std::uintptr_t>(blocks[t]), 100 + t);
+    EXPECT_NE(report.find(line), std::string::npos) << report;
+  }
+  EXPECT_NE(report.find("tag late"), std::string::npos) << report;
+  for (std::size_t t = 0; t < blocks.size(); ++t) resource.deallocate(blocks[t], 100 + t);
+  resource.deallocate(late, 7, 8);
+  EXPECT_EQ(resource.live_blocks(), 0u);
+}
+
+TEST(Tracking, ThreadsShareOneAdaptorExactly) {
+  tracked resource;
+  constexpr int threads = 4, rounds = 2000;
+  // Each thread frees its neighbour's blocks half the time, so records cross shards.
+  std::vector<std::vector<void*>> kept(threads);
+  std::vector<std::thread> team;
+  for (int t = 0; t < threads; ++t)
+    team.emplace_back([&, t] {
+      std::mt19937_64 random(static_cast<unsigned>(t));
+      for (int i = 0; i < rounds; ++i)
+        kept[t].push_back(resource.allocate(16 + random() % 200, 16));
+    });
+  for (auto& t : team) t.join();
+  EXPECT_EQ(resource.live_blocks(), static_cast<std::size_t>(threads * rounds));
+  team.clear();
+  for (int t = 0; t < threads; ++t)
+    team.emplace_back([&, t] {
+      std::mt19937_64 random(static_cast<unsigned>(t));
+      for (int i = 0; i < rounds; ++i) {
+        const std::size_t bytes = 16 + random() % 200;
+        if (i % 2 == 0) resource.deallocate(kept[t][i], bytes, 16);
+      }
+    });
+  for (auto& t : team) t.join();
+  team.clear();
+  for (int t = 0; t < threads; ++t)
+    team.emplace_back([&, t] {
+      const int owner = (t + 1) % threads;
+      std::mt19937_64 random(static_cast<unsigned>(owner));
+      for (int i = 0; i < rounds; ++i) {
+        const std::size_t bytes = 16 + random() % 200;
+        if (i % 2 == 1) resource.deallocate(kept[owner][i], bytes, 16);
+      }
+    });
+  for (auto& t : team) t.join();
+  EXPECT_EQ(resource.live_blocks(), 0u);
+  EXPECT_EQ(resource.live_bytes(), 0u);
+}
+
+TEST(Tracking, FreeOfNullIsIgnored) {
+  tracked resource;
+  resource.deallocate(nullptr, 16);
+  EXPECT_EQ(resource.live_blocks(), 0u);
+}
+
+TEST(TrackingDeathTest, DoubleFreeIsReportedBeforeTheUpstreamSeesIt) {
+  tracked resource;
+  void* p = resource.allocate(24);
+  resource.deallocate(p, 24);
+  EXPECT_DEATH(resource.deallocate(p, 24), "not live in this tracking adaptor");
+}
+
+TEST(TrackingDeathTest, DoubleFreeOnAnotherThreadIsReported) {
+  EXPECT_DEATH(
+      {
+        tracked resource;
+        void* p = resource.allocate(24);
+        resource.deallocate(p, 24);
+        std::thread([&] { resource.deallocate(p, 24); }).join();
+      },
+      "not live in this tracking adaptor");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Tracking, LeakReportIsCompleteAfterFreesOfTheNewestAndTheOldest) {
+  // Every count up to and past the table's first growth, freeing the newest
+  // and the oldest block, lists every live block, oldest first.
+  for (std::size_t count = 1; count <= 40; ++count) {
+    tracked resource;
+    std::vector<void*> blocks;
+    for (std::size_t i = 0; i < count; ++i) blocks.push_back(resource.allocate(i + 1));
+    resource.deallocate(blocks.back(), count);  // from the batch
+    if (count > 1) resource.deallocate(blocks.front(), 1);
+    const auto live = resource.live();
+    const std::size_t expected = count > 1 ? count - 2 : 0;
+    ASSERT_EQ(live.size(), expected) << count;
+    ASSERT_EQ(resource.live_blocks(), expected) << count;
+    for (std::size_t i = 0; i < expected; ++i) {
+      EXPECT_EQ(live[i].address, reinterpret_cast<std::uintptr_t>(blocks[i + 1])) << count;
+      EXPECT_EQ(live[i].bytes, i + 2) << count;
+    }
+    for (std::size_t i = 1; i + 1 < count; ++i) resource.deallocate(blocks[i], i + 1);
+    EXPECT_EQ(resource.live_bytes(), 0u) << count;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Frees its block, and makes and frees one through a second adaptor, when its
+// thread exits: after the thread's list of shards is gone.
+struct uses_tracking_at_exit {
+  tracked* first = nullptr;
+  tracked* second = nullptr;
+  void* block = nullptr;
+  ~uses_tracking_at_exit() {
+    if (first == nullptr) return;
+    first->deallocate(block, 40);
+    second->deallocate(second->allocate(8), 8);
+    second->allocate_tagged(16, 16, "at exit");  // left live on purpose
+  }
+};
+
+TEST(Tracking, ThreadLocalDestructorsMayStillUseTheAdaptor) {
+  tracked first, second;
+  std::thread([&] {
+    // Made before the thread's first tracking call, so destroyed after its shards.
+    static thread_local uses_tracking_at_exit user;
+    user.first = &first;
+    user.second = &second;
+    user.block = first.allocate(40);
+  }).join();
+  EXPECT_EQ(first.live_blocks(), 0u);
+  ASSERT_EQ(second.live().size(), 1u);
+  EXPECT_STREQ(second.live()[0].tag, "at exit");
+  second.deallocate(reinterpret_cast<void*>(second.live()[0].address), 16, 16);
+  EXPECT_EQ(second.live_bytes(), 0u);
 }
 
 }  // namespace

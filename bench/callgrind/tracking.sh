@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Instructions per allocate+deallocate pair through the tracking adaptor over the
+# strata heap, from callgrind: the difference between 200,000 and 100,000 pairs,
+# so set-up costs cancel out. Build the driver first:
+#   cmake --build build/release --target callgrind-tracking_pair
+# Usage: bench/callgrind/tracking.sh [driver]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+driver=${1:-$here/../../build/release/bench/callgrind/callgrind-tracking_pair}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Total instructions collected in run() for N pairs in mode $1.
+instructions() {
+  local out="$work/cg.$1.$2"
+  valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect='*run*' \
+    "$driver" "$1" "$2" >/dev/null 2>&1
+  callgrind_annotate "$out" | grep -m1 "PROGRAM TOTALS" | awk '{gsub(",", "", $1); print $1}'
+}
+
+for mode in bare tracked one-thread; do
+  a=$(instructions "$mode" 100000)
+  b=$(instructions "$mode" 200000)
+  echo "$mode: $(((b - a) / 100000)) instructions per pair (loop included)"
+done
