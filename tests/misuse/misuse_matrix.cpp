@@ -91,6 +91,8 @@ const std::vector<exempt_header>& exempt_headers() {
       {"detail/bfc_size_bins.hpp", "bfc's internal bins; bfc's row covers it"},
       {"detail/buddy_bitmap.hpp", "buddy's internal bitmaps; buddy's row covers it"},
       {"detail/arena_signature.hpp", "a constant arena chunks start with"},
+      {"detail/tracking_shard.hpp",
+       "the tracking adaptor's per-thread tables; tracking's row covers it"},
       {"no_lock.hpp", "the lock that takes no lock: no memory, no argument"},
   };
   return headers;
