@@ -40,9 +40,11 @@ double live_bytes(const std::string& path, const char* site) {
   double bytes = 0;
   for (std::string line; std::getline(in, line);) {
     auto space = line.rfind(' ');
-    std::string stack = ";" + line.substr(0, space) + ";";
-    if (stack.find(std::string(";") + site + ";") != std::string::npos)
-      bytes += std::stod(line.substr(space + 1));
+    std::string stack(";");  // built by append: GCC 12's -Wrestrict misfires on ";" + string
+    stack.append(line, 0, space).append(";");
+    std::string frame(";");
+    frame.append(site).append(";");
+    if (stack.find(frame) != std::string::npos) bytes += std::stod(line.substr(space + 1));
   }
   return bytes;
 }
