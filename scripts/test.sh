@@ -27,7 +27,9 @@ fuzz_seconds=${STRATA_FUZZ_SECONDS:-20}
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSTRATA_BUILD_TESTS=ON -DSTRATA_BUILD_BENCH=OFF -DSTRATA_BUILD_FUZZ=ON >/dev/null
 cmake --build build/fuzz -j "$jobs" --target strata_fuzz
-for target in build/fuzz/tests/fuzz/*_fuzz; do
+# fuzz TARGET: fuzz one target; on a crash print its log's tail and fail.
+fuzz() {
+  local target=$1 name
   name=$(basename "$target")
   mkdir -p "build/fuzz/corpus/$name" "build/fuzz/artifacts/$name"
   echo "strata: fuzzing $name for ${fuzz_seconds} s"
@@ -36,9 +38,24 @@ for target in build/fuzz/tests/fuzz/*_fuzz; do
       "build/fuzz/corpus/$name" "tests/fuzz/corpus/$name" >"build/fuzz/$name.log" 2>&1; then
     tail -n 60 "build/fuzz/$name.log"
     echo "strata: $name failed; its input is in build/fuzz/artifacts/$name/" >&2
-    exit 1
+    return 1
   fi
+}
+# The fuzzers run one per core, in rounds.
+fuzz_failed=0
+running=()
+wait_round() {
+  local pid
+  for pid in "${running[@]}"; do wait "$pid" || fuzz_failed=1; done
+  running=()
+}
+for target in build/fuzz/tests/fuzz/*_fuzz; do
+  fuzz "$target" &
+  running+=($!)
+  if [ ${#running[@]} -ge "$jobs" ]; then wait_round; fi
 done
+wait_round
+[ "$fuzz_failed" = 0 ] || exit 1
 
 run_preset release all -DSTRATA_BUILD_BENCH=ON
 ctest --preset release -j "$jobs" --label-exclude soak
