@@ -40,9 +40,10 @@ inline bool owns(const void* p) noexcept {
 void* allocate(std::size_t size, std::size_t alignment) noexcept;
 
 // Free a block of the region: its slot becomes inaccessible and joins the
-// quarantine; the bytes it was asked for. A double free or a pointer that is
-// no block's start is reported with the slot's history and aborts.
-std::size_t release(void* p) noexcept;
+// quarantine; the bytes it was asked for, and in `other_thread` whether
+// another thread allocated it. A double free or a pointer that is no block's
+// start is reported with the slot's history and aborts.
+std::size_t release(void* p, bool* other_thread) noexcept;
 
 // The address space the region takes (0 before start()).
 inline std::size_t region_bytes() noexcept {

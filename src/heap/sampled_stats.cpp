@@ -16,6 +16,7 @@ namespace {
 std::atomic<std::uint64_t> mallocs[class_count + 1];
 std::atomic<std::uint64_t> frees[class_count + 1];
 std::atomic<std::size_t> huge_bytes{0};
+std::atomic<std::uint64_t> cross_thread_frees{0};
 
 std::size_t class_index(std::size_t size) noexcept {
   return size <= medium_max ? size_class_of(size) : class_count;
@@ -42,9 +43,10 @@ void sampled_stats_malloc(std::size_t size, std::size_t reserved) noexcept {
   global_stats::commit(committed_pages(size));
 }
 
-void sampled_stats_free(std::size_t size, std::size_t reserved) noexcept {
+void sampled_stats_free(std::size_t size, std::size_t reserved, bool other_thread) noexcept {
   std::size_t c = class_index(size);
   frees[c].fetch_add(1, std::memory_order_relaxed);
+  if (other_thread) cross_thread_frees.fetch_add(1, std::memory_order_relaxed);
   if (c == class_count) huge_bytes.fetch_sub(usable(size), std::memory_order_relaxed);
   global_stats::reserved.fetch_sub(reserved, std::memory_order_relaxed);
   global_stats::uncommit(committed_pages(size));
@@ -67,6 +69,7 @@ void sampled_stats_add(strata_stats_t* out) noexcept {
     if (made > freed) out->in_use += (made - freed) * class_block_size(c);
   }
   out->huge_in_use += huge_bytes.load(std::memory_order_relaxed);
+  out->cross_thread_frees += cross_thread_frees.load(std::memory_order_relaxed);
 }
 
 }  // namespace strata::heap

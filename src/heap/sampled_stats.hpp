@@ -14,14 +14,15 @@ namespace strata::heap {
 // A sampled block of `size` bytes handed out, its mapping `reserved` bytes of
 // address space (0 when the sampler reserved its space up front).
 void sampled_stats_malloc(std::size_t size, std::size_t reserved) noexcept;
-// The same block freed.
-void sampled_stats_free(std::size_t size, std::size_t reserved) noexcept;
+// The same block freed, by a thread other than the one that allocated it when
+// `other_thread`.
+void sampled_stats_free(std::size_t size, std::size_t reserved, bool other_thread) noexcept;
 
 // Address space a sampler reserved once (the guarded region).
 void sampled_stats_reserve(std::size_t bytes) noexcept;
 
 // Add the sampled blocks' counts to `out` (mallocs, frees, their classes,
-// in_use and huge_in_use); committed and reserved are counted as they change.
+// cross-thread frees, in_use and huge_in_use); committed and reserved are counted as they change.
 void sampled_stats_add(strata_stats_t* out) noexcept;
 
 }  // namespace strata::heap

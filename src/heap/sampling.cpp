@@ -167,13 +167,15 @@ std::size_t sampled_usable_size(const void* p) noexcept {
 }
 
 bool sampled_free(void* p) noexcept {
+  bool other_thread = false;
   if (guarded::owns(p)) {
-    sampled_stats_free(guarded::release(p), 0);
+    std::size_t size = guarded::release(p, &other_thread);
+    sampled_stats_free(size, 0, other_thread);
     return true;
   }
-  std::size_t size = profiling ? profile::release(p) : 0;
+  std::size_t size = profiling ? profile::release(p, &other_thread) : 0;
   if (size == 0) return false;
-  sampled_stats_free(size, profile::mapped_bytes(size));
+  sampled_stats_free(size, profile::mapped_bytes(size), other_thread);
   return true;
 }
 

@@ -55,16 +55,20 @@ void* allocate(std::size_t size) noexcept {
   if (p == nullptr) return nullptr;
   stack::frames frames;
   stack::capture(frames, 2);
-  if (!table_insert(reinterpret_cast<std::uintptr_t>(p), size, weight_of(size, rate), frames)) {
+  if (!table_insert(reinterpret_cast<std::uintptr_t>(p), size, weight_of(size, rate), frames,
+                    stack::kernel_thread_id())) {
     os::release(p, mapped_bytes(size));
     return nullptr;
   }
   return p;
 }
 
-std::size_t release(void* p) noexcept {
-  std::size_t size = table_erase(reinterpret_cast<std::uintptr_t>(p));
-  if (size != 0) os::release(p, mapped_bytes(size));
+std::size_t release(void* p, bool* other_thread) noexcept {
+  std::uint32_t thread = 0;
+  std::size_t size = table_erase(reinterpret_cast<std::uintptr_t>(p), &thread);
+  if (size == 0) return 0;
+  os::release(p, mapped_bytes(size));
+  *other_thread = thread != stack::kernel_thread_id();
   return size;
 }
 

@@ -28,8 +28,8 @@ long next_gap(std::uint64_t uniform) noexcept;
 void* allocate(std::size_t size) noexcept;
 
 // Forget and unmap a sampled block: the bytes it was asked for, or 0 when `p`
-// is no live sample.
-std::size_t release(void* p) noexcept;
+// is no live sample; `other_thread` tells whether another thread allocated it.
+std::size_t release(void* p, bool* other_thread) noexcept;
 
 // The address space a sampled block of `size` bytes takes: whole units.
 std::size_t mapped_bytes(std::size_t size) noexcept;
