@@ -169,7 +169,7 @@ void* allocate(std::size_t size, std::size_t alignment) noexcept {
   return reinterpret_cast<void*>(block);
 }
 
-void release(void* p) noexcept {
+std::size_t release(void* p, bool* other_thread) noexcept {
   stack::frames stack;
   stack::capture(stack, 3);  // this function, the sampler's free and the heap's
   std::unique_lock<os::mutex> guard(state.lock);
@@ -189,6 +189,8 @@ void release(void* p) noexcept {
   os::protect(reinterpret_cast<void*>(slot_start(index_of(s))), slot_bytes);
   state.quarantine[(state.oldest + state.quarantined++) % state.slot_count] =
       static_cast<std::uint32_t>(index_of(s));
+  *other_thread = s->free_thread != s->alloc_thread;
+  return s->size;
 }
 
 std::size_t usable_size(const void* p) noexcept {

@@ -34,14 +34,21 @@ inline bool owns(const void* p) noexcept {
          region_end.load(std::memory_order_relaxed) - region_begin.load(std::memory_order_relaxed);
 }
 
-// A block of `size` bytes aligned to `alignment` (at most a page) in a slot of
-// its own; null when the size does not fit a slot or every slot is live.
+// A block of `size` bytes aligned to `alignment` (a power of two, at most a
+// page) in a slot of its own; null when the size or alignment does not fit a
+// slot or every slot is live.
 void* allocate(std::size_t size, std::size_t alignment) noexcept;
 
 // Free a block of the region: its slot becomes inaccessible and joins the
-// quarantine. A double free or a pointer that is no block's start is reported
-// with the slot's history and aborts.
-void release(void* p) noexcept;
+// quarantine; the bytes it was asked for, and in `other_thread` whether
+// another thread allocated it. A double free or a pointer that is no block's
+// start is reported with the slot's history and aborts.
+std::size_t release(void* p, bool* other_thread) noexcept;
+
+// The address space the region takes (0 before start()).
+inline std::size_t region_bytes() noexcept {
+  return region_end.load(std::memory_order_relaxed) - region_begin.load(std::memory_order_relaxed);
+}
 
 // The usable bytes of a live block of the region (what was asked for, rounded
 // up to 16 bytes as every strata block is); a

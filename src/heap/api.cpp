@@ -185,11 +185,13 @@ void strata_free_sized(void* p, size_t) noexcept {
 }
 
 void* strata_malloc_aligned(size_t size, size_t alignment) noexcept {
-  if (void* p = heap_malloc_aligned_fast(tls_heap, size, alignment); STRATA_LIKELY(p != nullptr))
-    return p;
+  if (STRATA_LIKELY(!sampling_on())) {
+    if (void* p = heap_malloc_aligned_fast(tls_heap, size, alignment); STRATA_LIKELY(p != nullptr))
+      return p;
+  }
   heap* h = default_heap();
   if (h == nullptr) return allocation_error(ENOMEM, "malloc_aligned", size, alignment);
-  return heap_malloc_aligned(h, size, alignment);
+  return malloc_aligned_hooked(h, size, alignment);
 }
 
 void* strata_aligned_alloc(size_t alignment, size_t size) noexcept {
@@ -199,8 +201,9 @@ void* strata_aligned_alloc(size_t alignment, size_t size) noexcept {
 int strata_posix_memalign(void** out, size_t alignment, size_t size) noexcept {
   if (out == nullptr || alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0)
     return EINVAL;
-  if (void* p = heap_malloc_aligned_fast(tls_heap, size, alignment); STRATA_LIKELY(p != nullptr)) {
-    *out = p;
+  void* fast = sampling_on() ? nullptr : heap_malloc_aligned_fast(tls_heap, size, alignment);
+  if (STRATA_LIKELY(fast != nullptr)) {
+    *out = fast;
     return 0;
   }
   int saved = errno;
@@ -268,7 +271,7 @@ void* strata_heap_realloc(strata_heap_t* h, void* p, size_t size) noexcept {
 
 void* strata_heap_malloc_aligned(strata_heap_t* h, size_t size, size_t alignment) noexcept {
   heap* target = allocating_heap(h, "strata_heap_malloc_aligned");
-  return target != nullptr ? heap_malloc_aligned(target, size, alignment) : nullptr;
+  return target != nullptr ? malloc_aligned_hooked(target, size, alignment) : nullptr;
 }
 
 void strata_heap_destroy(strata_heap_t* h) noexcept {

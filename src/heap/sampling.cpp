@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "guarded/region.hpp"
+#include "heap/sampled_stats.hpp"
 #include "options/options.hpp"
 #include "profile/profiler.hpp"
 #include "stack/frames.hpp"
@@ -66,11 +67,12 @@ long profile_gap(sampling_thread& t) noexcept {
   return profiling ? profile::next_gap(next_random(t)) : LONG_MAX;
 }
 
-// A countdown ran out on this allocation: a profiled block when the byte
-// countdown did (first, so the profile stays unbiased), else a guarded one
-// when it fits a slot, else null; each spent countdown drawn again. A thread's
-// first allocation draws both gaps, then counts itself against them.
-void* sample(sampling_thread& t, std::size_t size) noexcept {
+// A countdown ran out on this allocation (`alignment` a power of two): a
+// profiled block when the byte countdown did (first, so the profile stays
+// unbiased), else a guarded one when it fits a slot, else null; each spent
+// countdown drawn again. A thread's first allocation draws both gaps, then
+// counts itself against them. A block handed out is counted in the statistics.
+void* sample(sampling_thread& t, std::size_t size, std::size_t alignment) noexcept {
   if (!t.started) {
     t.started = true;
     t.random = first_random();
@@ -80,26 +82,34 @@ void* sample(sampling_thread& t, std::size_t size) noexcept {
   void* p = nullptr;
   if (t.bytes_left < 0) {
     t.bytes_left = profile_gap(t);
-    if (profiling && size > 0) p = profile::allocate(size);
+    // A mapping aligned to the segment size serves any alignment up to it.
+    if (profiling && size > 0 && alignment <= segment_size) {
+      p = profile::allocate(size);
+      if (p != nullptr) sampled_stats_malloc(size, profile::mapped_bytes(size));
+    }
   }
   if (t.guarded_left < 0) {
     t.guarded_left = guarded_gap(t);
-    if (p == nullptr && guarded_rate != 0 && size <= guarded::slot_bytes)
-      p = guarded::allocate(size, 16);
+    if (p == nullptr && guarded_rate != 0 && size <= guarded::slot_bytes) {
+      p = guarded::allocate(size, alignment);  // null for an alignment above a page
+      if (p != nullptr) sampled_stats_malloc(size, 0);
+    }
   }
   return p;
 }
 
-// The allocation a countdown ran out on, never one of a sampler's own.
-__attribute__((noinline, cold)) void* malloc_drawn(heap* h, std::size_t size) noexcept {
+// The allocation a countdown ran out on, never one of a sampler's own; an
+// alignment of 0 is malloc's.
+__attribute__((noinline, cold)) void* malloc_drawn(heap* h, std::size_t size,
+                                                   std::size_t alignment) noexcept {
   sampling_thread& t = tls_sampling;
   if (!t.busy) {
     t.busy = true;
-    void* p = sample(t, size);
+    void* p = sample(t, size, alignment < 16 ? 16 : alignment);
     t.busy = false;
     if (p != nullptr) return p;
   }
-  return heap_malloc(h, size);
+  return alignment == 0 ? heap_malloc(h, size) : heap_malloc_aligned(h, size, alignment);
 }
 
 }  // namespace
@@ -115,6 +125,7 @@ void sampling_start() noexcept {
                      static_cast<unsigned>(options::get(STRATA_OPTION_GUARDED_UNDERFLOW_PERCENT)),
                      segment_size)) {
     guarded_rate = rate;
+    sampled_stats_reserve(guarded::region_bytes());
     sampling_enabled = true;
   }
   if (profile::start(segment_size)) {
@@ -134,7 +145,19 @@ void* malloc_sampled(heap* h, std::size_t size) noexcept {
   long guarded_left = --t.guarded_left;
   long bytes_left = t.bytes_left -= static_cast<long>(size);
   if (STRATA_LIKELY((guarded_left | bytes_left) >= 0)) return heap_malloc(h, size);
-  return malloc_drawn(h, size);
+  return malloc_drawn(h, size, 0);
+}
+
+// The same countdowns for an aligned request; a bad alignment is never drawn,
+// so heap_malloc_aligned gives it its usual answer.
+void* malloc_aligned_sampled(heap* h, std::size_t size, std::size_t alignment) noexcept {
+  sampling_thread& t = tls_sampling;
+  long guarded_left = --t.guarded_left;
+  long bytes_left = t.bytes_left -= static_cast<long>(size);
+  bool valid = alignment != 0 && (alignment & (alignment - 1)) == 0;
+  if (STRATA_LIKELY((guarded_left | bytes_left) >= 0) || !valid)
+    return heap_malloc_aligned(h, size, alignment);
+  return malloc_drawn(h, size, alignment);
 }
 
 std::size_t sampled_usable_size(const void* p) noexcept {
@@ -144,11 +167,16 @@ std::size_t sampled_usable_size(const void* p) noexcept {
 }
 
 bool sampled_free(void* p) noexcept {
+  bool other_thread = false;
   if (guarded::owns(p)) {
-    guarded::release(p);
+    std::size_t size = guarded::release(p, &other_thread);
+    sampled_stats_free(size, 0, other_thread);
     return true;
   }
-  return profiling && profile::release(p);
+  std::size_t size = profiling ? profile::release(p, &other_thread) : 0;
+  if (size == 0) return false;
+  sampled_stats_free(size, profile::mapped_bytes(size), other_thread);
+  return true;
 }
 
 }  // namespace strata::heap

@@ -37,6 +37,17 @@ inline void* malloc_hooked(heap* h, std::size_t size) noexcept {
   return heap_malloc(h, size);
 }
 
+// heap_malloc_aligned through the samplers: when this allocation is drawn, a
+// guarded block (alignment up to a page) or a profiled one (up to the segment
+// size) aligned as asked, else heap_malloc_aligned(h, size, alignment).
+void* malloc_aligned_sampled(heap* h, std::size_t size, std::size_t alignment) noexcept;
+
+// heap_malloc_aligned, or malloc_aligned_sampled while the hook is on.
+inline void* malloc_aligned_hooked(heap* h, std::size_t size, std::size_t alignment) noexcept {
+  if (STRATA_UNLIKELY(sampling_on())) return malloc_aligned_sampled(h, size, alignment);
+  return heap_malloc_aligned(h, size, alignment);
+}
+
 // A block that is not in strata's segments but one of the samplers': its
 // usable bytes (what was asked for), or 0 when no sampler owns `p`.
 std::size_t sampled_usable_size(const void* p) noexcept;

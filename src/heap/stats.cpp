@@ -8,6 +8,7 @@
 
 #include "heap/heap_internal.hpp"
 #include "heap/registry.hpp"
+#include "heap/sampled_stats.hpp"
 #include "heap/stats_internal.hpp"
 #include "os/os.hpp"
 #include "strata/strata.h"
@@ -22,6 +23,7 @@ void stats_collect(strata_stats_t* out) noexcept {
   std::memset(out, 0, sizeof(*out));
   registry_sum(out);
   out->huge_in_use = global_stats::huge_in_use.load(std::memory_order_relaxed);
+  sampled_stats_add(out);  // blocks of guarded sampling and the profiler
   out->in_use += out->huge_in_use;
   std::size_t peak = peak_in_use.load(std::memory_order_relaxed);
   while (out->in_use > peak &&

@@ -65,8 +65,10 @@ bool is_strata(const void* p) {
   return heap::segment_map::lookup(p) != nullptr || heap::sampled_usable_size(p) != 0;
 }
 
-// The heap's inline aligned fast path, else the C API's full one.
+// The heap's inline aligned fast path, else the C API's full one (and the
+// samplers' while they are on).
 void* aligned(size_t size, size_t alignment) {
+  if (STRATA_UNLIKELY(heap::sampling_on())) return strata_malloc_aligned(size, alignment);
   void* p = heap::heap_malloc_aligned_fast(heap::tls_heap, size, alignment);
   return STRATA_LIKELY(p != nullptr) ? p : strata_malloc_aligned(size, alignment);
 }
@@ -192,7 +194,7 @@ namespace {
 
 // posix_memalign without the recording.
 int posix_memalign_block(void** out, size_t alignment, size_t size) noexcept {
-  if (alignment >= sizeof(void*)) {
+  if (alignment >= sizeof(void*) && STRATA_LIKELY(!heap::sampling_on())) {
     void* p = heap::heap_malloc_aligned_fast(heap::tls_heap, size, alignment);
     if (STRATA_LIKELY(p != nullptr)) {
       *out = p;

@@ -330,11 +330,21 @@ void record(trace::op kind, const void* address, std::size_t size, const void* o
   self.busy = false;
 }
 
-__attribute__((noinline, cold)) void* malloc_recorded(std::size_t size) noexcept {
-  if (!on()) return heap::malloc_sampled(heap::tls_heap, size);  // sampling alone: a jump
+namespace {
+
+// malloc's recording twin proper, out of line so that malloc_recorded keeps
+// no frame of its own while only the samplers are on.
+__attribute__((noinline, cold)) void* malloc_then_record(std::size_t size) noexcept {
   void* p = heap::malloc_sampled(heap::tls_heap, size);
   record(trace::op::malloc, p, size);
   return p;
+}
+
+}  // namespace
+
+__attribute__((noinline, cold)) void* malloc_recorded(std::size_t size) noexcept {
+  if (!on()) return heap::malloc_sampled(heap::tls_heap, size);  // sampling alone: a jump
+  return malloc_then_record(size);
 }
 
 __attribute__((noinline, cold)) void* new_recorded(std::size_t size, void* (*retry)(std::size_t)) {

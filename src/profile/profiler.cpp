@@ -19,14 +19,14 @@ namespace {
 double rate = 512 * 1024;
 std::size_t unit_bytes = 0;
 
+}  // namespace
+
 // Whole units: a heap segment may leave the end of its unit unmapped, so a
 // mapping of any other size could land in a unit free takes for the heap's.
 // Only the pages the block uses are ever touched.
 std::size_t mapped_bytes(std::size_t size) noexcept {
   return size == 0 ? unit_bytes : (size + unit_bytes - 1) / unit_bytes * unit_bytes;
 }
-
-}  // namespace
 
 bool start(std::size_t unit) noexcept {
   const char* path = std::getenv("STRATA_PROFILE");
@@ -55,18 +55,21 @@ void* allocate(std::size_t size) noexcept {
   if (p == nullptr) return nullptr;
   stack::frames frames;
   stack::capture(frames, 2);
-  if (!table_insert(reinterpret_cast<std::uintptr_t>(p), size, weight_of(size, rate), frames)) {
+  if (!table_insert(reinterpret_cast<std::uintptr_t>(p), size, weight_of(size, rate), frames,
+                    stack::kernel_thread_id())) {
     os::release(p, mapped_bytes(size));
     return nullptr;
   }
   return p;
 }
 
-bool release(void* p) noexcept {
-  std::size_t size = table_erase(reinterpret_cast<std::uintptr_t>(p));
-  if (size == 0) return false;
+std::size_t release(void* p, bool* other_thread) noexcept {
+  std::uint32_t thread = 0;
+  std::size_t size = table_erase(reinterpret_cast<std::uintptr_t>(p), &thread);
+  if (size == 0) return 0;
   os::release(p, mapped_bytes(size));
-  return true;
+  *other_thread = thread != stack::kernel_thread_id();
+  return size;
 }
 
 // What was asked for rounded up to 16 bytes, as every strata block is.

@@ -23,12 +23,16 @@ bool start(std::size_t unit) noexcept;
 // from `uniform` (64 random bits).
 long next_gap(std::uint64_t uniform) noexcept;
 
-// A block of `size` bytes in a mapping of its own, remembered as a sample with
-// the caller's stack; null when it cannot be mapped or the table is full.
+// A block of `size` bytes (more than 0) in a mapping of its own, aligned to the unit, remembered as
+// a sample with the caller's stack; null when it cannot be mapped or the table is full.
 void* allocate(std::size_t size) noexcept;
 
-// Forget and unmap a sampled block; false when `p` is no live sample.
-bool release(void* p) noexcept;
+// Forget and unmap a sampled block: the bytes it was asked for, or 0 when `p`
+// is no live sample; `other_thread` tells whether another thread allocated it.
+std::size_t release(void* p, bool* other_thread) noexcept;
+
+// The address space a sampled block of `size` bytes takes: whole units.
+std::size_t mapped_bytes(std::size_t size) noexcept;
 
 // The usable bytes of a live sampled block, or 0 when `p` is none.
 std::size_t usable_size(const void* p) noexcept;

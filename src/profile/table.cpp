@@ -14,12 +14,14 @@ namespace strata::profile {
 
 namespace {
 
-// A live sample: its block's address (0: an empty slot), size, weight and bucket.
+// A live sample: its block's address (0: an empty slot), size, weight, bucket
+// and the kernel id of the thread that allocated it.
 struct record {
   std::uintptr_t address;
   std::size_t size;
   weight w;
   std::uint32_t bucket;
+  std::uint32_t thread;
 };
 
 // 2^17 record slots hold up to 3/4 of that many live samples: 48 GiB of live
@@ -111,8 +113,8 @@ bool table_start() noexcept {
   return records != nullptr && buckets != nullptr && bucket_order != nullptr && packed != nullptr;
 }
 
-bool table_insert(std::uintptr_t address, std::size_t size, weight w,
-                  const stack::frames& stack) noexcept {
+bool table_insert(std::uintptr_t address, std::size_t size, weight w, const stack::frames& stack,
+                  std::uint32_t thread) noexcept {
   lock();
   bool room = record_count < record_limit;
   if (room) {
@@ -123,20 +125,21 @@ bool table_insert(std::uintptr_t address, std::size_t size, weight w,
     buckets[b].live.bytes += w.bytes;
     std::size_t i = address_slot(address);
     while (records[i].address != 0) i = (i + 1) % record_slots;
-    records[i] = record{address, size, w, b};
+    records[i] = record{address, size, w, b, thread};
     ++record_count;
   }
   unlock();
   return room;
 }
 
-std::size_t table_erase(std::uintptr_t address) noexcept {
+std::size_t table_erase(std::uintptr_t address, std::uint32_t* thread) noexcept {
   lock();
   std::size_t i = find(address);
   std::size_t size = 0;
   if (i != record_slots) {
     record& r = records[i];
     size = r.size;
+    *thread = r.thread;
     buckets[r.bucket].live.count -= r.w.count;
     buckets[r.bucket].live.bytes -= r.w.bytes;
     // Shift back every later record of the run that may sit at or before slot i.

@@ -24,14 +24,15 @@ struct bucket {
 // Map the tables; false when they cannot be mapped.
 bool table_start() noexcept;
 
-// Remember the block at `address` (`size` bytes, worth `w`) drawn at `stack`;
-// false when the table is full.
-bool table_insert(std::uintptr_t address, std::size_t size, weight w,
-                  const stack::frames& stack) noexcept;
+// Remember the block at `address` (`size` bytes, worth `w`) drawn at `stack`
+// by kernel thread `thread`; false when the table is full.
+bool table_insert(std::uintptr_t address, std::size_t size, weight w, const stack::frames& stack,
+                  std::uint32_t thread) noexcept;
 
 // Forget the live sample at `address`, its bytes subtracted from its bucket:
-// its size, or 0 when `address` is no live sample.
-std::size_t table_erase(std::uintptr_t address) noexcept;
+// its size (and in `thread` the thread that allocated it), or 0 when `address`
+// is no live sample.
+std::size_t table_erase(std::uintptr_t address, std::uint32_t* thread) noexcept;
 
 // The size of the live sample at `address`, or 0.
 std::size_t table_size(std::uintptr_t address) noexcept;

@@ -1,15 +1,19 @@
 // Guarded sampling through the C API and first-class heaps: overflow,
 // underflow, use after free, double free and invalid free each reported with
 // the right kind, offset, stacks and threads, also from a second thread and in
-// a forked child.
+// a forked child; aligned requests sampled at their alignment; the statistics
+// count sampled blocks.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "guarded/region.hpp"
 #include "strata/strata.h"
@@ -47,6 +51,21 @@ char* underflow_block(std::size_t size) {
     strata_free(p);
   }
   return nullptr;
+}
+
+// The aligned entry points of the C API, by index: a block of `size` bytes at `alignment`.
+void* aligned_block(int entry, std::size_t size, std::size_t alignment, strata_heap_t* heap) {
+  void* p = nullptr;
+  switch (entry) {
+    case 0:
+      return strata_malloc_aligned(size, alignment);
+    case 1:
+      return strata_aligned_alloc(alignment, size);
+    case 2:
+      return strata_posix_memalign(&p, alignment, size) == 0 ? p : nullptr;
+    default:
+      return strata_heap_malloc_aligned(heap, size, alignment);
+  }
 }
 
 void touch(volatile char* p) {
@@ -177,4 +196,86 @@ TEST(guarded_sampling, forked_child_reports_its_fault) {
   EXPECT_EQ(WTERMSIG(status), SIGSEGV);
   EXPECT_NE(report.find("caught a buffer overflow (write)"), std::string::npos) << report;
   EXPECT_NE(report.find("forked_child_reports_its_fault"), std::string::npos) << report;
+}
+
+TEST(guarded_sampling, aligned_requests_are_sampled_at_their_alignment) {
+  strata_free(strata_malloc(1));  // the samplers start with the process's first allocation
+  strata_heap_t* heap = strata_heap_new();
+  for (int entry = 0; entry < 4; ++entry) {
+    for (std::size_t alignment : {32, 64, 256, 1024, 4096}) {
+      for (std::size_t size : {std::size_t{1}, std::size_t{40}, std::size_t{4096}}) {
+        auto* p = static_cast<char*>(aligned_block(entry, size, alignment, heap));
+        ASSERT_NE(p, nullptr) << entry << " " << alignment << " " << size;
+        EXPECT_TRUE(strata::guarded::owns(p)) << entry << " " << alignment << " " << size;
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % alignment, 0u) << entry << " " << alignment;
+        EXPECT_GE(strata_usable_size(p), size);
+        std::memset(p, 0x5a, size);  // every byte of the block is accessible
+        strata_free(p);
+      }
+    }
+    // Above a page no slot can place it: the heap serves it, aligned as asked.
+    auto* big = static_cast<char*>(aligned_block(entry, 100, 8192, heap));
+    ASSERT_NE(big, nullptr);
+    EXPECT_FALSE(strata::guarded::owns(big));
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big) % 8192, 0u);
+    strata_free(big);
+  }
+  strata_heap_delete(heap);
+  void* p = nullptr;
+  EXPECT_EQ(strata_posix_memalign(&p, 24, 64), EINVAL);  // a bad alignment keeps its answer
+}
+
+TEST(guarded_sampling, aligned_overflow_is_reported) {
+  char* p = nullptr;
+  for (int i = 0; i < 1000 && p == nullptr; ++i) {  // one that ends against its guard page
+    p = static_cast<char*>(strata_malloc_aligned(64, 64));
+    ASSERT_TRUE(strata::guarded::owns(p));
+    if ((reinterpret_cast<std::uintptr_t>(p + 64) & 4095) != 0)
+      strata_free(std::exchange(p, nullptr));
+  }
+  ASSERT_NE(p, nullptr);
+  EXPECT_DEATH(touch(p + 64),
+               "caught a buffer overflow \\(write\\).*block of 64 bytes.*"
+               "0 bytes past its end.*aligned_overflow_is_reported");
+  strata_free(p);
+}
+
+// With every allocation sampled, strata_stats_get counts the guarded blocks as
+// heap blocks of their class: mallocs, frees and bytes in use add up.
+TEST(guarded_sampling, statistics_count_sampled_blocks) {
+  constexpr std::size_t size = 200;  // a class no other test of this program uses
+  strata_free(strata_malloc(1));
+  strata_stats_t start;
+  strata_stats_get(&start);
+  std::size_t cls = 0;
+  while (strata_size_class_size(cls) < size) ++cls;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 100; ++i) {
+    blocks.push_back(i % 2 == 0 ? strata_malloc(size) : strata_malloc_aligned(size, 64));
+    ASSERT_TRUE(strata::guarded::owns(blocks.back()));
+  }
+  strata_stats_t live;
+  strata_stats_get(&live);
+  EXPECT_EQ(live.class_mallocs[cls] - start.class_mallocs[cls], 100u);
+  EXPECT_EQ(live.mallocs - start.mallocs, 100u);
+  EXPECT_EQ(live.in_use - start.in_use, 100 * strata_size_class_size(cls));
+  EXPECT_GE(live.committed - start.committed, 100u * 4096);  // a page each at least
+  EXPECT_GE(live.peak_in_use, live.in_use);
+  EXPECT_GE(live.reserved, strata::guarded::region_bytes());
+  for (void* p : blocks) strata_free(p);
+  strata_stats_t end;
+  strata_stats_get(&end);
+  EXPECT_EQ(end.class_frees[cls] - start.class_frees[cls], 100u);
+  EXPECT_EQ(end.frees - start.frees, 100u);
+  EXPECT_EQ(end.in_use, start.in_use);
+  EXPECT_EQ(end.committed, start.committed);
+  // The totals are the sums of the classes.
+  std::uint64_t mallocs = 0;
+  std::size_t in_use = end.huge_in_use;
+  for (std::size_t c = 0; c < STRATA_SIZE_CLASSES; ++c) {
+    mallocs += end.class_mallocs[c];
+    in_use += (end.class_mallocs[c] - end.class_frees[c]) * strata_size_class_size(c);
+  }
+  EXPECT_LE(mallocs, end.mallocs);  // the rest: blocks above the classes
+  EXPECT_EQ(in_use, end.in_use);
 }

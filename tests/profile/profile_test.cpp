@@ -1,11 +1,14 @@
 // The heap profiler through the C API: each known site's live bytes estimated
 // within 10% from its folded stacks, on one thread and several, in a forked
-// child; freed and reallocated samples leave the live profile; strata_profile_dump's errors.
+// child; aligned requests sampled at their alignment; freed and reallocated
+// samples leave the live profile; the statistics count sampled blocks;
+// strata_profile_dump's errors.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -71,6 +74,14 @@ extern "C" __attribute__((noipa)) void site_small(std::size_t n) {
 extern "C" __attribute__((noipa)) void site_threads(std::vector<void*>& out, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out.push_back(strata_malloc(256));
 }
+extern "C" __attribute__((noipa)) void site_aligned(std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    void* p = nullptr;
+    if (i % 2 == 0) p = strata_malloc_aligned(3000, 64);
+    if (i % 2 == 1 && strata_posix_memalign(&p, 256, 3000) != 0) p = nullptr;
+    kept.push_back(p);
+  }
+}
 extern "C" __attribute__((noipa)) void site_freed(std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) strata_free(strata_malloc(1024));
 }
@@ -86,6 +97,40 @@ TEST(heap_profile, estimates_each_sites_live_bytes) {
   // The profile.proto file holds the same samples: present and not empty.
   std::ifstream proto(path, std::ios::binary | std::ios::ate);
   EXPECT_GT(proto.tellg(), 100);
+}
+
+TEST(heap_profile, aligned_requests_are_sampled) {
+  std::size_t first = kept.size();
+  site_aligned(4000);
+  for (std::size_t i = first; i < kept.size(); ++i) {
+    ASSERT_NE(kept[i], nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(kept[i]) % ((i - first) % 2 == 0 ? 64 : 256), 0u);
+  }
+  expect_near(live_bytes(profile_path("aligned"), "site_aligned"), 4000 * 3000.0);
+}
+
+// Sampled blocks are counted in strata_stats_get as the heap counts its own:
+// mallocs, frees and bytes in use add up whichever blocks were drawn.
+TEST(heap_profile, statistics_count_sampled_blocks) {
+  constexpr std::size_t size = 12000;  // a class no other test of this program uses
+  std::size_t cls = 0;
+  while (strata_size_class_size(cls) < size) ++cls;
+  strata_free(strata_malloc(16));
+  strata_stats_t start;
+  strata_stats_get(&start);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 2000; ++i)
+    blocks.push_back(i % 2 == 0 ? strata_malloc(size) : strata_malloc_aligned(size, 128));
+  strata_stats_t live;
+  strata_stats_get(&live);
+  EXPECT_EQ(live.class_mallocs[cls] - start.class_mallocs[cls], 2000u);
+  EXPECT_EQ(live.in_use - start.in_use, 2000 * strata_size_class_size(cls));
+  for (void* p : blocks) strata_free(p);
+  strata_stats_t end;
+  strata_stats_get(&end);
+  EXPECT_EQ(end.class_frees[cls] - start.class_frees[cls], 2000u);
+  EXPECT_EQ(end.in_use, start.in_use);
+  EXPECT_EQ(end.mallocs - start.mallocs, end.frees - start.frees);
 }
 
 TEST(heap_profile, freed_samples_leave_the_live_profile) {
