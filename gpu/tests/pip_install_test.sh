@@ -36,12 +36,12 @@ grep -E "^-- strata: (GPU|the strata_gpu)|CUDA toolkit" "$work/install.log" || t
 
 # From outside the source tree, so the module is the environment's.
 cd "$work"
-STRATA_EXPECT_LIBRARY=$expect_library "$python" - <<'PY'
+"$python" - "$expect_library" <<'PY'
 import errno, json, os, sys, types
 import strata_gpu
 
 assert strata_gpu.__file__.startswith(sys.prefix), strata_gpu.__file__
-expect_library = os.environ["STRATA_EXPECT_LIBRARY"] == "1"
+expect_library = sys.argv[1] == "1"
 assert strata_gpu.available() == expect_library, strata_gpu.library_path()
 
 # A stand-in for CuPy: use_with_cupy hands it strata's allocator, or nothing.

@@ -2,7 +2,7 @@
 //
 // Every strata resource that takes memory from an upstream (pools, slabs,
 // arenas, bfc, buddy, and in the GPU layer the device, managed and pinned
-// pools, the device resource and the caching allocator) owns a ledger_entry:
+// pools and the caching allocator) owns a ledger_entry:
 // it joins the process's ledger when the resource is made and leaves it when
 // the resource is destroyed. An entry counts the bytes its resource holds from
 // its upstream on the resource's slow paths (when it takes or returns a chunk),
@@ -119,16 +119,13 @@ class __attribute__((visibility("default"))) ledger_entry {
   // is the entry of the resource this one takes memory from (null: none).
   ledger_entry(const char* kind, ledger_domain domain, const ledger_entry* parent) noexcept;
   // Join with a reader and a device already set, so no snapshot sees the entry without them.
-  ledger_entry(const char* kind, ledger_domain domain, reader read, const void* read_owner,
-               const ledger_device_source& device) noexcept;
+  ledger_entry(const char* kind, ledger_domain domain, const ledger_entry* parent, reader read,
+               const void* read_owner, const ledger_device_source& device) noexcept;
   // Join as a resource over `upstream`: its domain, parent and device from it.
   template <class Upstream>
   ledger_entry(const char* kind, const Upstream& upstream) noexcept
-      : ledger_entry(kind, detail::ledger_domain_of<Upstream>(),
-                     detail::ledger_parent_of(upstream)) {
-    ledger_device_source device = detail::ledger_device_of(upstream);
-    if (device.read != nullptr) set_device(device);
-  }
+      : ledger_entry(kind, detail::ledger_domain_of<Upstream>(), detail::ledger_parent_of(upstream),
+                     nullptr, nullptr, detail::ledger_device_of(upstream)) {}
   ~ledger_entry() { leave(); }
   ledger_entry(const ledger_entry&) = delete;
   ledger_entry& operator=(const ledger_entry&) = delete;
@@ -144,7 +141,6 @@ class __attribute__((visibility("default"))) ledger_entry {
   void set_kind(const char* kind) noexcept;
   // Figures read through `read(owner)` under the ledger's lock; null: held() alone.
   void set_reader(reader read, const void* owner) noexcept;
-  void set_device(const ledger_device_source& source) noexcept;
   // Leave the ledger before the resource starts tearing down (idempotent).
   void leave() noexcept;
 

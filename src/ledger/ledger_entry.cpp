@@ -40,16 +40,15 @@ __attribute__((constructor)) void arrange_print_at_exit() noexcept {
 // Join with a parent, no reader and no device.
 ledger_entry::ledger_entry(const char* kind, ledger_domain domain,
                            const ledger_entry* parent) noexcept
-    : kind_(kind), domain_(domain), parent_(parent) {
-  join();
-}
+    : ledger_entry(kind, domain, parent, nullptr, nullptr, ledger_device_source{}) {}
 
-// Join with a reader and a device, no parent.
-ledger_entry::ledger_entry(const char* kind, ledger_domain domain, reader read,
-                           const void* read_owner, const ledger_device_source& device) noexcept
+// Join with every field set.
+ledger_entry::ledger_entry(const char* kind, ledger_domain domain, const ledger_entry* parent,
+                           reader read, const void* read_owner,
+                           const ledger_device_source& device) noexcept
     : kind_(kind),
       domain_(domain),
-      parent_(nullptr),
+      parent_(parent),
       read_(read),
       read_owner_(read_owner),
       device_(device) {
@@ -99,12 +98,6 @@ void ledger_entry::set_reader(reader read, const void* owner) noexcept {
   std::lock_guard lock(ledger_list::mutex);
   read_ = read;
   read_owner_ = owner;
-}
-
-// Under the lock, as every field a snapshot reads.
-void ledger_entry::set_device(const ledger_device_source& source) noexcept {
-  std::lock_guard lock(ledger_list::mutex);
-  device_ = source;
 }
 
 // The count the list keeps.

@@ -2,6 +2,8 @@
 #include <strata/ledger.hpp>
 
 #include <cstdio>
+#include <initializer_list>
+#include <string_view>
 
 namespace strata {
 namespace {
@@ -30,6 +32,11 @@ std::string escaped(const std::string& text) {
   return out;
 }
 
+// Append each part in turn (one append each: GCC 12 warns on some literal + string chains).
+void add(std::string& out, std::initializer_list<std::string_view> parts) {
+  for (std::string_view part : parts) out.append(part);
+}
+
 // Bytes as a short figure: 1.5 MiB.
 std::string bytes_label(std::size_t bytes) {
   static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -52,13 +59,13 @@ void append_tree(std::string& out, const std::vector<ledger_row>& rows, std::siz
     if (row.parent != parent) continue;
     if (!open) out += "<ul>\n";
     open = true;
-    out += "<li><span class=\"kind\">" + escaped(row.kind) + "</span>";
-    if (!row.tag.empty()) out += " <span class=\"tag\">" + escaped(row.tag) + "</span>";
-    out += " <span class=\"domain\">" + std::string(ledger_domain_name(row.domain));
-    if (row.device >= 0) out += " " + std::to_string(row.device);
-    out += "</span> holds <b>" + bytes_label(row.figures.held) + "</b>";
+    add(out, {"<li><span class=\"kind\">", escaped(row.kind), "</span>"});
+    if (!row.tag.empty()) add(out, {" <span class=\"tag\">", escaped(row.tag), "</span>"});
+    add(out, {" <span class=\"domain\">", ledger_domain_name(row.domain)});
+    if (row.device >= 0) add(out, {" ", std::to_string(row.device)});
+    add(out, {"</span> holds <b>", bytes_label(row.figures.held), "</b>"});
     if (row.figures.in_use != ledger_unknown)
-      out += ", " + bytes_label(row.figures.in_use) + " in use";
+      add(out, {", ", bytes_label(row.figures.in_use), " in use"});
     append_tree(out, rows, i);
     out += "</li>\n";
   }
@@ -75,23 +82,23 @@ std::string memory_ledger::html() const {
       "th:first-child,td:first-child{text-align:left}.kind{font-weight:bold}"
       ".tag{color:#06c}.domain{color:#777;font-size:90%}</style></head><body>\n"
       "<h1>strata ledger</h1>\n<table>\n<tr><th>what</th><th>bytes</th></tr>\n";
-  out += "<tr><td>heap in use</td><td>" + bytes_label(heap_.in_use) + "</td></tr>\n";
-  out += "<tr><td>heap committed</td><td>" + bytes_label(heap_.committed) + "</td></tr>\n";
+  add(out, {"<tr><td>heap in use</td><td>", bytes_label(heap_.in_use), "</td></tr>\n"});
+  add(out, {"<tr><td>heap committed</td><td>", bytes_label(heap_.committed), "</td></tr>\n"});
   for (std::size_t d = 0; d < ledger_domains; ++d)
-    out += "<tr><td>" + std::string(ledger_domain_name(static_cast<ledger_domain>(d))) +
-           " held by resources</td><td>" + bytes_label(totals_[d]) + "</td></tr>\n";
+    add(out, {"<tr><td>", ledger_domain_name(static_cast<ledger_domain>(d)),
+              " held by resources</td><td>", bytes_label(totals_[d]), "</td></tr>\n"});
   out += "</table>\n";
   if (!devices_.empty()) {
     out +=
         "<h2>devices</h2>\n<table>\n<tr><th>device</th><th>total</th><th>free</th>"
         "<th>strata holds</th><th>used outside strata</th></tr>\n";
     for (const ledger_device_row& d : devices_)
-      out += "<tr><td>" + std::to_string(d.ordinal) + " (" + escaped(d.backend) + ")</td><td>" +
-             bytes_label(d.memory.total) + "</td><td>" + bytes_label(d.memory.free) + "</td><td>" +
-             bytes_label(d.strata_held) + "</td><td>" + bytes_label(d.outside) + "</td></tr>\n";
+      add(out, {"<tr><td>", std::to_string(d.ordinal), " (", escaped(d.backend), ")</td><td>",
+                bytes_label(d.memory.total), "</td><td>", bytes_label(d.memory.free), "</td><td>",
+                bytes_label(d.strata_held), "</td><td>", bytes_label(d.outside), "</td></tr>\n"});
     out += "</table>\n";
   }
-  out += "<h2>who holds what (" + std::to_string(rows_.size()) + " resources)</h2>\n";
+  add(out, {"<h2>who holds what (", std::to_string(rows_.size()), " resources)</h2>\n"});
   append_tree(out, rows_, SIZE_MAX);
   out += "</body></html>\n";
   return out;

@@ -40,8 +40,16 @@ void append_text_rows(std::string& out, const memory_ledger& ledger, std::size_t
     const ledger_row& row = rows[i];
     if (row.parent != parent) continue;
     std::string name = row.kind;
-    if (!row.tag.empty()) name += " \"" + row.tag + "\"";
-    if (row.device >= 0) name += " (device " + std::to_string(row.device) + ")";
+    if (!row.tag.empty()) {
+      name += " \"";
+      name += row.tag;
+      name += '"';
+    }
+    if (row.device >= 0) {
+      name += " (device ";
+      name += std::to_string(row.device);
+      name += ')';
+    }
     append(out, "  %*s%-*s %-8s held %14zu", depth * 2, "", 40 - depth * 2, name.c_str(),
            ledger_domain_name(row.domain), row.figures.held);
     if (row.figures.in_use != ledger_unknown) append(out, "  in use %14zu", row.figures.in_use);

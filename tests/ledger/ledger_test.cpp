@@ -113,7 +113,8 @@ TEST(Ledger, TagsAreCutToTheirRoom) {
   strata::bfc<> blocks;
   blocks.ledger().set_tag(std::string(100, 'x'));
   bool found = false;
-  for (const strata::ledger_row& row : strata::memory_ledger::take().rows())
+  strata::memory_ledger ledger = strata::memory_ledger::take();
+  for (const strata::ledger_row& row : ledger.rows())
     found = found || row.tag == std::string(47, 'x');
   EXPECT_TRUE(found);
 }

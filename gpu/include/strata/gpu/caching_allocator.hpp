@@ -149,8 +149,8 @@ class caching_allocator : public stream_ordered_resource<caching_allocator> {
   struct state;
   std::unique_ptr<state> state_;
   // Joins once state_ exists, and leaves before it goes (members end in reverse order).
-  ledger_entry ledger_{"caching_allocator", ledger_domain::device, &ledger_figures_of, this,
-                       ledger_source_of(upstream())};
+  ledger_entry ledger_ = ledger_entry("caching_allocator", ledger_domain::device, nullptr,
+                                      &ledger_figures_of, this, ledger_source_of(upstream()));
 };
 
 }  // namespace strata::gpu

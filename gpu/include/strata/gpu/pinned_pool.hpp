@@ -123,11 +123,11 @@ class pinned_pool {
     return release_idle_locked();
   }
 
-  // The counts, with bytes_pending taken from the cache as it stands.
   // This pool's line in the memory ledger (strata/ledger.hpp).
   ledger_entry& ledger() noexcept { return ledger_; }
   const ledger_entry& ledger() const noexcept { return ledger_; }
 
+  // The counts, with bytes_pending taken from the cache as it stands.
   pinned_pool_statistics statistics() const {
     std::lock_guard lock(mutex_);
     pinned_pool_statistics s = counts_;
@@ -275,8 +275,9 @@ class pinned_pool {
   std::map<std::size_t, std::vector<cached_buffer>> cached_;
   std::vector<event> spare_events_;
   pinned_pool_statistics counts_;
-  ledger_entry ledger_{"pinned_pool", ledger_domain::pinned, &ledger_figures_of, this,
-                       ledger_source_of(*device_)};
+  // Its figures read under the pool's lock.
+  ledger_entry ledger_ = ledger_entry("pinned_pool", ledger_domain::pinned, nullptr,
+                                      &ledger_figures_of, this, ledger_source_of(*device_));
 };
 
 }  // namespace strata::gpu
