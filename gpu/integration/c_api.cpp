@@ -8,6 +8,7 @@
 #include <strata/gpu/caching/snapshot.hpp>
 #include <strata/gpu/error.hpp>
 #include <strata/gpu/stream_ordered_resource.hpp>
+#include <strata/ledger.hpp>
 
 #include <cerrno>
 #include <cstdio>
@@ -249,6 +250,24 @@ size_t strata_gpu_snapshot_json(int device, char* buffer, size_t capacity) {
       buffer[n] = '\0';
     }
     return json.size();
+  } catch (...) {
+    fail_with_current_exception();
+    return 0;
+  }
+}
+
+// The plugin's own ledger (its allocators and devices) in `format`, sized like the snapshot.
+size_t strata_gpu_ledger(int format, char* buffer, size_t capacity) {
+  try {
+    if (format < 0 || format > 2) throw std::invalid_argument("strata_gpu_ledger: unknown format");
+    strata::memory_ledger ledger = strata::memory_ledger::take();
+    std::string text = format == 0 ? ledger.text() : format == 1 ? ledger.json() : ledger.html();
+    if (buffer != nullptr && capacity != 0) {
+      const std::size_t n = text.size() < capacity ? text.size() : capacity - 1;
+      std::memcpy(buffer, text.data(), n);
+      buffer[n] = '\0';
+    }
+    return text.size();
   } catch (...) {
     fail_with_current_exception();
     return 0;

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 import unittest
 
 import strata_gpu
@@ -222,6 +223,54 @@ class StreamWatchTest(unittest.TestCase):
         self.watch.saw(0x4321, 0)
         del stream
         self.assertEqual(self.watch.notices, 1)
+
+
+class LedgerTest(unittest.TestCase):
+    def test_the_ledger_parses_and_its_totals_add_up(self):
+        lib = strata_gpu.library()
+        ptr = lib.strata_gpu_malloc(1 << 20, 0, None)  # NULL without a GPU: the ledger still answers
+        ledger = strata_gpu.ledger()
+        roots = [row for row in ledger["resources"] if row["parent"] is None]
+        for domain, total in ledger["totals"].items():
+            self.assertEqual(total, sum(row["held"] for row in roots if row["domain"] == domain))
+        if ptr is not None:
+            caches = [row for row in ledger["resources"] if row["kind"] == "caching_allocator"]
+            self.assertEqual(len(caches), 1)
+            self.assertGreaterEqual(caches[0]["in_use"], 1 << 20)
+            self.assertEqual([device["ordinal"] for device in ledger["devices"]], [0])
+            lib.strata_gpu_free(ptr, 1 << 20, 0, None)
+        self.assertIn("strata ledger", strata_gpu.ledger("text"))
+        self.assertTrue(strata_gpu.ledger("html").startswith("<!DOCTYPE html>"))
+
+    def test_an_unknown_format_is_refused(self):
+        with self.assertRaises(KeyError):
+            strata_gpu.ledger("xml")
+        lib = strata_gpu.library()
+        self.assertEqual(lib.strata_gpu_ledger(7, None, 0), 0)
+        self.assertEqual(ctypes.get_errno(), errno.EINVAL)
+
+
+class CupyTest(unittest.TestCase):
+    def test_use_with_cupy_hands_cupy_strata_allocator(self):
+        chosen = []
+        stand_in = types.SimpleNamespace(cuda=types.SimpleNamespace(set_allocator=chosen.append))
+        strata_gpu.use_with_cupy(stand_in)
+        self.assertEqual(chosen, [strata_gpu.cupy_allocator])
+
+    def test_without_a_library_every_call_is_no_device(self):
+        saved = strata_gpu._library, strata_gpu._LAYOUT, os.environ.pop("STRATA_GPU_ALLOC_LIBRARY")
+        strata_gpu._library, strata_gpu._LAYOUT = None, {"built_without_cuda": True}
+        try:
+            self.assertFalse(strata_gpu.available())
+            chosen = []
+            stand_in = types.SimpleNamespace(cuda=types.SimpleNamespace(set_allocator=chosen.append))
+            for call in (strata_gpu.stats, strata_gpu.ledger, lambda: strata_gpu.use_with_cupy(stand_in)):
+                with self.assertRaises(OSError) as caught:
+                    call()
+                self.assertEqual(caught.exception.errno, errno.ENODEV)
+            self.assertEqual(chosen, [])
+        finally:
+            strata_gpu._library, strata_gpu._LAYOUT, os.environ["STRATA_GPU_ALLOC_LIBRARY"] = saved
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@
 #define STRATA_ARENA_HPP
 
 #include <strata/detail/arena_signature.hpp>
+#include <strata/ledger.hpp>
 #include <strata/resource.hpp>
 
 #include <algorithm>
@@ -389,6 +390,13 @@ class monotonic_arena {
   Upstream& upstream() noexcept {
     return upstream_;
   }
+  // This resource's line in the memory ledger (strata/ledger.hpp).
+  ledger_entry& ledger() noexcept {
+    return ledger_;
+  }
+  const ledger_entry& ledger() const noexcept {
+    return ledger_;
+  }
 
  private:
   static constexpr std::size_t min_chunk_bytes = 256;
@@ -489,6 +497,7 @@ class monotonic_arena {
     auto* chunk = static_cast<detail::arena_chunk*>(upstream_.allocate(bytes, chunk_alignment));
     *chunk = {detail::arena_chunk_signature, nullptr, bytes, kind};
     reserved_bytes_ += bytes;
+    ledger_.took(bytes);
     annotate_released(chunk->begin(), bytes - detail::arena_chunk::header_bytes);
     return chunk;
   }
@@ -637,6 +646,7 @@ class monotonic_arena {
     reserved_bytes_ -= chunk->bytes;
     annotate_allocated(chunk, chunk->bytes);
     if (chunk->kind == detail::arena_chunk::origin::borrowed) return;
+    ledger_.gave(chunk->bytes);
     upstream_.deallocate(chunk, chunk->bytes, chunk_alignment);
   }
 
@@ -686,6 +696,7 @@ class monotonic_arena {
   arena_options options_;
   std::uint64_t birth_ = detail::next_arena_birth.fetch_add(1, std::memory_order_relaxed);
   std::uint64_t cycle_ = 0;  // resets and releases so far: marks of an earlier cycle are stale
+  ledger_entry ledger_{"monotonic_arena", upstream_};
 };
 
 // Rewinds its arena to the position it was created at, on scope exit.

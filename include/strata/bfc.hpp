@@ -17,6 +17,7 @@
 #include <strata/detail/bfc_address_table.hpp>
 #include <strata/detail/bfc_capacity_error.hpp>
 #include <strata/detail/bfc_size_bins.hpp>
+#include <strata/ledger.hpp>
 #include <strata/resource.hpp>
 
 #include <algorithm>
@@ -227,6 +228,9 @@ class bfc {
 
   const bfc_config& config() const noexcept { return config_; }
   Upstream& upstream() noexcept { return upstream_; }
+  // This resource's line in the memory ledger (strata/ledger.hpp).
+  ledger_entry& ledger() noexcept { return ledger_; }
+  const ledger_entry& ledger() const noexcept { return ledger_; }
 
  private:
   struct region {
@@ -398,6 +402,7 @@ class bfc {
                                [](const region& r, std::uintptr_t b) { return r.base < b; });
     regions_.insert(at, region{base, size, i});
     reserved_ += size;
+    ledger_.took(size);
     ++upstream_allocations_;
     make_free(i);
     return i;
@@ -422,6 +427,7 @@ class bfc {
       drop_chunk(r.first);
       regions_.erase(regions_.begin() + static_cast<std::ptrdiff_t>(pick));
       reserved_ -= r.size;
+      ledger_.gave(r.size);
       returned += r.size;
       upstream_.deallocate(reinterpret_cast<void*>(r.base), r.size, config_.granule);
     }
@@ -473,6 +479,7 @@ class bfc {
   std::size_t free_chunks_ = 0;
   std::size_t allocations_ = 0;
   std::size_t upstream_allocations_ = 0;
+  ledger_entry ledger_{"bfc", upstream_};
 };
 
 }  // namespace strata

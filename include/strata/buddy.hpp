@@ -18,6 +18,7 @@
 
 #include <strata/detail/bfc_capacity_error.hpp>
 #include <strata/detail/buddy_bitmap.hpp>
+#include <strata/ledger.hpp>
 #include <strata/resource.hpp>
 
 #include <algorithm>
@@ -69,6 +70,7 @@ class buddy {
       used_.emplace_back(std::size_t{1} << (top_order_ - order));
     }
     base_ = reinterpret_cast<std::uintptr_t>(upstream_.allocate(config_.total_bytes, alignment_));
+    ledger_.took(config_.total_bytes);
     add_free(top_order_, 0);
   }
   buddy(const buddy&) = delete;
@@ -164,6 +166,10 @@ class buddy {
   const buddy_config& config() const noexcept { return config_; }
   std::uintptr_t base() const noexcept { return base_; }
 
+  // This resource's line in the memory ledger (strata/ledger.hpp).
+  ledger_entry& ledger() noexcept { return ledger_; }
+  const ledger_entry& ledger() const noexcept { return ledger_; }
+
  private:
   // The configuration, or std::invalid_argument when its sizes do not fit.
   static buddy_config validated(buddy_config config) {
@@ -233,6 +239,7 @@ class buddy {
   std::size_t in_use_ = 0;
   std::size_t blocks_in_use_ = 0;
   std::size_t allocations_ = 0;
+  ledger_entry ledger_{"buddy", upstream_};
 };
 
 }  // namespace strata

@@ -10,6 +10,7 @@
 #ifndef STRATA_POOL_HPP
 #define STRATA_POOL_HPP
 
+#include <strata/ledger.hpp>
 #include <strata/no_lock.hpp>
 #include <strata/resource.hpp>
 
@@ -238,6 +239,9 @@ class slab {
 
   bool is_equal(const slab& other) const noexcept { return this == &other; }
   std::size_t page_bytes() const noexcept { return page_bytes_; }
+  // This resource's line in the memory ledger (strata/ledger.hpp).
+  ledger_entry& ledger() noexcept { return ledger_; }
+  const ledger_entry& ledger() const noexcept { return ledger_; }
   // Pages taken from the upstream, and of those, pages not handed out now.
   std::size_t pages_held() const {
     std::lock_guard guard(lock_);
@@ -259,6 +263,7 @@ class slab {
     auto* group =
         static_cast<char*>(upstream_.allocate(page_bytes_ * pages_per_refill_, page_bytes_));
     groups_.push_back(group);
+    ledger_.took(page_bytes_ * pages_per_refill_);
     for (std::size_t i = pages_per_refill_; i-- > 0;) {
       pages_.insert(reinterpret_cast<std::uintptr_t>(group + i * page_bytes_));
       push(group + i * page_bytes_);
@@ -289,6 +294,7 @@ class slab {
   std::size_t pages_per_refill_;
   detail::chunk_set pages_;
   const std::uintptr_t secret_ = detail::next_free_tag_secret();
+  ledger_entry ledger_{"slab", upstream_};
 };
 
 // ---- fixed-size pool -------------------------------------------------------
@@ -520,6 +526,9 @@ class basic_fixed_pool {
 
   std::size_t block_bytes() const noexcept { return block_bytes_; }
   std::size_t chunk_bytes() const noexcept { return chunk_bytes_; }
+  // This resource's line in the memory ledger (strata/ledger.hpp).
+  ledger_entry& ledger() noexcept { return ledger_; }
+  const ledger_entry& ledger() const noexcept { return ledger_; }
   // Blocks handed out and not given back (read under the pool's own thread).
   std::size_t live_blocks() const noexcept { return live_; }
   std::size_t chunks() const noexcept {
@@ -554,6 +563,7 @@ class basic_fixed_pool {
     }
     *chunk = {this, chunks_};
     chunks_ = chunk;
+    ledger_.took(chunk_bytes_);
     char* first = reinterpret_cast<char*>(chunk) + first_block_offset_;
     std::size_t blocks = (chunk_bytes_ - first_block_offset_) / stride_;
     annotate_released(first, chunk_bytes_ - first_block_offset_);
@@ -618,6 +628,7 @@ class basic_fixed_pool {
   [[no_unique_address]] std::conditional_t<Config.checked, detail::chunk_set, detail::no_chunk_set>
       chunks_set_{detail::log2_of(chunk_bytes_)};
   const std::uintptr_t secret_ = detail::next_free_tag_secret();
+  ledger_entry ledger_{"fixed_pool", upstream_};
 };
 
 // A pool for one thread.

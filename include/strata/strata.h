@@ -114,6 +114,34 @@ STRATA_EXPORT void strata_stats_print(FILE* out, int json) STRATA_NOEXCEPT;
 /* Block size of size class `cls` (0 when out of range). */
 STRATA_EXPORT size_t strata_size_class_size(size_t cls) STRATA_NOEXCEPT;
 
+/* ---- the memory ledger (strata/ledger.hpp) -------------------------------- */
+
+/* Every live strata resource (pools, arenas, bfc, buddy; the GPU layer's pools
+ * and caching allocator), the heap, and each device they use, in one account. */
+typedef struct strata_ledger_totals_s {
+  size_t resources; /* live resources */
+  size_t heap_in_use;
+  size_t heap_committed;
+  size_t host_held; /* held from their upstreams by the resources that are no other's child */
+  size_t device_held;
+  size_t managed_held;
+  size_t pinned_held;
+  size_t device_total; /* the devices' memory as they report it, summed */
+  size_t device_free;
+  size_t device_outside; /* used on those devices, not by strata */
+} strata_ledger_totals_t;
+
+enum { STRATA_LEDGER_TEXT = 0, STRATA_LEDGER_JSON = 1, STRATA_LEDGER_HTML = 2 };
+
+/* Fill *out: 0, or -1 with errno EINVAL for a null out. */
+STRATA_EXPORT int strata_ledger_totals(strata_ledger_totals_t* out) STRATA_NOEXCEPT;
+/* The ledger in `format` into buffer (at most capacity bytes, NUL included);
+ * returns its length without the NUL, so a call with capacity 0 sizes it.
+ * 0 with errno EINVAL for an unknown format or a null buffer with capacity. */
+STRATA_EXPORT size_t strata_ledger_write(int format, char* buffer, size_t capacity) STRATA_NOEXCEPT;
+/* The ledger in `format` to out (stderr when null): 0, or -1 (EINVAL: unknown format). */
+STRATA_EXPORT int strata_ledger_print(FILE* out, int format) STRATA_NOEXCEPT;
+
 /* ---- options ------------------------------------------------------------ */
 
 /* Each option is read once from its STRATA_<NAME> environment variable; a value

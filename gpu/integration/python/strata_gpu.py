@@ -13,16 +13,27 @@ torch.cuda.empty_cache empties strata's cache. Where the extension cannot be
 built it warns and falls back to pytorch_allocator(), the plain
 CUDAPluggableAllocator, which carries none of those.
 
-CuPy:
+CuPy (cupy.cuda.set_allocator with cupy_allocator; CuPy is imported only then):
 
-    import strata_gpu, cupy
-    cupy.cuda.set_allocator(strata_gpu.cupy_allocator)
+    import strata_gpu
+    strata_gpu.use_with_cupy()
+
+ledger() is the memory ledger of the library's allocators: what each device's
+caching allocator holds and hands out, and the device's own view (free, total,
+used outside strata), as a dict, text or a self-contained HTML page.
 
 Both need a GPU. The library is $STRATA_GPU_ALLOC_LIBRARY when that is set,
 else the install's (share/strata/python/strata_gpu.py finds lib/ from
-strata_gpu_layout.json beside it), else a copy beside this file, else whatever
-the dynamic loader finds by name.
+strata_gpu_layout.json beside it; `pip install gpu/integration/python` puts
+it in strata_gpu_data/ beside this file), else a copy beside this file, else
+whatever the dynamic loader finds by name.
 STRATA_GPU_ALLOC_CONF configures it when a device's allocator is first made.
+
+No-device answers: where the package was built without the CUDA toolkit there
+is no library, and every function that needs it (library(), stats(),
+snapshot(), ledger(), empty_cache(), use_with_pytorch(), use_with_cupy())
+raises OSError with errno ENODEV saying so; available() is then False.
+Without a GPU the library loads and its calls fail with ENODEV (integration.h).
 """
 
 import ctypes
@@ -51,6 +62,7 @@ def _layout():
 
     An install writes strata_gpu_layout.json beside it; in the source tree they are
     gpu/integration/torch and gpu/include, and the library is found as library_path() says.
+    A pip install built without the CUDA toolkit says so there ("built_without_cuda").
     """
     try:
         with open(os.path.join(_HERE, "strata_gpu_layout.json"), encoding="utf-8") as file:
@@ -58,10 +70,14 @@ def _layout():
     except FileNotFoundError:
         paths = {"include": os.path.join(os.pardir, os.pardir, "include"),
                  "torch_extension": os.path.join(os.pardir, "torch", "strata_torch_allocator.cpp")}
-    return {key: os.path.normpath(os.path.join(_HERE, path)) for key, path in paths.items()}
+    return {key: os.path.normpath(os.path.join(_HERE, path)) if isinstance(path, str) else path
+            for key, path in paths.items()}
 
 
 _LAYOUT = _layout()
+NO_LIBRARY = ("strata_gpu: this package was built without the CUDA toolkit, so it has no "
+              "libstrata-gpu-alloc.so (reinstall where nvcc or CUDAToolkit_ROOT is found, or "
+              "set STRATA_GPU_ALLOC_LIBRARY)")
 TORCH_EXTENSION_SOURCE = _LAYOUT["torch_extension"]
 INCLUDE_DIR = _LAYOUT["include"]
 
@@ -79,6 +95,8 @@ def library_path():
     chosen = os.environ.get("STRATA_GPU_ALLOC_LIBRARY")
     if chosen:
         return chosen
+    if _LAYOUT.get("built_without_cuda"):
+        return None
     for candidate in (_LAYOUT.get("library"), os.path.join(_HERE, LIBRARY_NAME)):
         if candidate and os.path.exists(candidate):
             return candidate
@@ -97,7 +115,10 @@ def library():
     global _library
     if _library is not None:
         return _library
-    lib = ctypes.CDLL(library_path(), use_errno=True)
+    path = library_path()
+    if path is None:
+        raise OSError(errno.ENODEV, NO_LIBRARY)
+    lib = ctypes.CDLL(path, use_errno=True)
     size, device, stream, ptr = ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p
     for name in ("strata_gpu_malloc", "strata_gpu_torch_malloc"):
         getattr(lib, name).argtypes = [size, device, stream]
@@ -115,10 +136,22 @@ def library():
     lib.strata_gpu_get_stats.restype = ctypes.c_int
     lib.strata_gpu_snapshot_json.argtypes = [device, ctypes.c_char_p, size]
     lib.strata_gpu_snapshot_json.restype = size
+    if hasattr(lib, "strata_gpu_ledger"):
+        lib.strata_gpu_ledger.argtypes = [ctypes.c_int, ctypes.c_char_p, size]
+        lib.strata_gpu_ledger.restype = size
     lib.strata_gpu_last_error.argtypes = []
     lib.strata_gpu_last_error.restype = ctypes.c_char_p
     _library = lib
     return lib
+
+
+def available():
+    """Whether the library loads (a GPU is still needed for it to hand out memory)."""
+    try:
+        library()
+        return True
+    except OSError:
+        return False
 
 
 def last_error():
@@ -143,6 +176,7 @@ def pytorch_allocator():
     wires those where it can build strata's extension.
     """
     import torch
+    library()  # no library: the no-device answer, before PyTorch is asked
     return torch.cuda.memory.CUDAPluggableAllocator(library_path(), "strata_gpu_torch_malloc",
                                                     "strata_gpu_free")
 
@@ -191,8 +225,10 @@ def use_with_pytorch(build_directory=None, verbose=False):
     global _pytorch_route
     if _pytorch_route is not None:
         return _pytorch_route
+    # Loaded first, so the extension's dlopen of the same path finds this copy
+    # (and without a library, the no-device answer comes before PyTorch is imported).
+    library()
     import torch
-    library()  # loaded first, so the extension's dlopen of the same path finds this copy
     try:
         extension = torch_extension(build_directory, verbose)
     except Exception as error:  # any build failure: compiler, headers, PyTorch too old
@@ -314,6 +350,20 @@ def cupy_allocator(size):
     return cupy.cuda.memory.MemoryPointer(memory, 0)
 
 
+def use_with_cupy(cupy=None):
+    """Make strata CuPy's device allocator (cupy.cuda.set_allocator(cupy_allocator)).
+
+    CuPy is imported here, not with this module; `cupy` may be given instead
+    (the module itself, or a stand-in with the same cuda attributes). The
+    library is loaded first, so without it this raises the no-device OSError
+    and CuPy's allocator stays as it was.
+    """
+    library()
+    if cupy is None:
+        import cupy
+    cupy.cuda.set_allocator(cupy_allocator)
+
+
 # ---- both
 
 def empty_cache(device=0):
@@ -328,6 +378,24 @@ def stats(device=0):
     if library().strata_gpu_get_stats(device, ctypes.byref(totals)) != 0:
         raise _failure("strata_gpu_get_stats")
     return {name: getattr(totals, name) for name, _ in Stats._fields_}
+
+
+LEDGER_FORMATS = {"text": 0, "json": 1, "html": 2}
+
+
+def ledger(format="json"):
+    """The library's memory ledger: a dict for "json", else the "text" or "html" string."""
+    lib = library()
+    if not hasattr(lib, "strata_gpu_ledger"):
+        raise OSError(errno.ENOSYS, "%s has no strata_gpu_ledger" % library_path())
+    code = LEDGER_FORMATS[format]
+    length = lib.strata_gpu_ledger(code, None, 0)
+    if length == 0:
+        raise _failure("strata_gpu_ledger")
+    text = ctypes.create_string_buffer(length + 1)
+    lib.strata_gpu_ledger(code, text, length + 1)
+    value = text.value.decode()
+    return json.loads(value) if format == "json" else value
 
 
 def snapshot(device=0):

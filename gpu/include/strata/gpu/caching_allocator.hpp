@@ -47,6 +47,7 @@
 #include <strata/gpu/caching/snapshot.hpp>
 #include <strata/gpu/caching/statistics.hpp>
 #include <strata/gpu/device.hpp>
+#include <strata/gpu/ledger_source.hpp>
 #include <strata/gpu/memory_access.hpp>
 #include <strata/gpu/stream_ordered_resource.hpp>
 
@@ -129,14 +130,27 @@ class caching_allocator : public stream_ordered_resource<caching_allocator> {
 
   const caching_config& config() const noexcept;
   device& upstream() const noexcept;
+  // This allocator's line in the memory ledger (strata/ledger.hpp).
+  ledger_entry& ledger() noexcept { return ledger_; }
+  const ledger_entry& ledger() const noexcept { return ledger_; }
 
   friend bool operator==(const caching_allocator& a, const caching_allocator& b) noexcept {
     return &a == &b;
   }
 
  private:
+  // The ledger's figures, under the allocator's lock: segments held, blocks handed out.
+  static ledger_figures ledger_figures_of(const void* allocator) {
+    caching_stats s = static_cast<const caching_allocator*>(allocator)->stats();
+    return {static_cast<std::size_t>(s.all.reserved_bytes.current),
+            static_cast<std::size_t>(s.all.allocated_bytes.current)};
+  }
+
   struct state;
   std::unique_ptr<state> state_;
+  // Joins once state_ exists, and leaves before it goes (members end in reverse order).
+  ledger_entry ledger_ = ledger_entry("caching_allocator", ledger_domain::device, nullptr,
+                                      &ledger_figures_of, this, ledger_source_of(upstream()));
 };
 
 }  // namespace strata::gpu

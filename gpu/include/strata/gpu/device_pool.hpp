@@ -85,6 +85,8 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
   // Regions from `upstream`; config.reserve_bytes is taken up front as one free region.
   explicit basic_device_pool(Upstream upstream, device_pool_config config)
       : device_(&upstream.owner()), blocks_(with_reserve(config), std::move(upstream)) {
+    blocks_.ledger().set_kind(Upstream::pool_name);
+    blocks_.ledger().set_reader(&ledger_figures_of, this);
     if (config.reserve_bytes == 0) return;
     blocks_.deallocate(blocks_.allocate(1), 1);
     reserved_up_front_ = 1;
@@ -94,6 +96,7 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
 
   // Pending work completes before the regions go back (bfc's destructor).
   ~basic_device_pool() {
+    blocks_.ledger().set_reader(nullptr, nullptr);  // no snapshot reads a pool going away
     for (auto& [id, queue] : pending_)
       for (const pending_block& b : queue) {
         device_->synchronize(b.freed);
@@ -109,6 +112,10 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
     reclaim_completed();
     return blocks_.trim(keep_bytes);
   }
+
+  // This pool's line in the memory ledger (strata/ledger.hpp).
+  ledger_entry& ledger() noexcept { return blocks_.ledger(); }
+  const ledger_entry& ledger() const noexcept { return blocks_.ledger(); }
 
   device_pool_statistics statistics() const {
     std::lock_guard lock(mutex_);
@@ -137,6 +144,11 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
   }
 
  private:
+  // The ledger's figures, under the pool's lock: regions held, blocks handed out.
+  static ledger_figures ledger_figures_of(const void* pool) {
+    bfc_statistics s = static_cast<const basic_device_pool*>(pool)->statistics().blocks;
+    return {s.bytes_reserved, s.bytes_in_use};
+  }
   friend class stream_ordered_resource<basic_device_pool>;
 
   struct pending_block {

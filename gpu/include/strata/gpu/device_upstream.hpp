@@ -7,6 +7,7 @@
 #include <strata/gpu/device.hpp>
 #include <strata/gpu/device_resource.hpp>
 #include <strata/gpu/error.hpp>
+#include <strata/gpu/ledger_source.hpp>
 #include <strata/gpu/memory_access.hpp>
 
 #include <cstddef>
@@ -18,6 +19,7 @@ class device_upstream {
  public:
   static constexpr memory_access access = memory_access::device;
   static constexpr const char* pool_name = "device_pool";
+  static constexpr ledger_domain ledger_memory = ledger_domain::device;
 
   explicit device_upstream(device& dev) noexcept : device_(&dev) {}
 
@@ -42,6 +44,8 @@ class device_upstream {
   bool is_equal(const device_upstream& other) const noexcept { return device_ == other.device_; }
 
   device& owner() const noexcept { return *device_; }
+  // The device a resource over this upstream holds memory on, for the memory ledger.
+  ledger_device_source ledger_device() const noexcept { return ledger_source_of(*device_); }
 
  private:
   device* device_;

@@ -116,6 +116,14 @@ STRATA_GPU_EXPORT int strata_gpu_get_stats(int device, strata_gpu_stats* stats);
  * before the device's first allocation; 0 with errno on failure. */
 STRATA_GPU_EXPORT size_t strata_gpu_snapshot_json(int device, char* buffer, size_t capacity);
 
+/* The memory ledger (strata/ledger.hpp) of this library's allocators: each
+ * device's caching allocator with what it holds and hands out, the device's
+ * own view (free, total, used outside strata) and, where a strata heap is
+ * loaded (LD_PRELOAD of libstrata-malloc.so), the heap's statistics. format:
+ * 0 text, 1 JSON, 2 a self-contained HTML page. Sized like
+ * strata_gpu_snapshot_json; 0 with errno EINVAL for another format. */
+STRATA_GPU_EXPORT size_t strata_gpu_ledger(int format, char* buffer, size_t capacity);
+
 /* Why the calling thread's latest failing call failed ("" if none has). */
 STRATA_GPU_EXPORT const char* strata_gpu_last_error(void);
 

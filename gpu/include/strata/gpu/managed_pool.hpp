@@ -87,6 +87,10 @@ class managed_pool : public stream_ordered_resource<managed_pool> {
   // Free regions back to the device until at most keep_bytes are free; bytes returned.
   std::size_t trim(std::size_t keep_bytes = 0) { return pool_.trim(keep_bytes); }
 
+  // This pool's line in the memory ledger (strata/ledger.hpp).
+  ledger_entry& ledger() noexcept { return pool_.ledger(); }
+  const ledger_entry& ledger() const noexcept { return pool_.ledger(); }
+
   managed_pool_statistics statistics() const {
     managed_pool_statistics s;
     s.pool = pool_.statistics();

@@ -7,6 +7,7 @@
 
 #include <strata/gpu/device.hpp>
 #include <strata/gpu/error.hpp>
+#include <strata/gpu/ledger_source.hpp>
 #include <strata/gpu/memory_access.hpp>
 
 #include <cstddef>
@@ -27,6 +28,7 @@ class managed_upstream {
  public:
   static constexpr memory_access access = memory_access::managed;
   static constexpr const char* pool_name = "managed_pool";
+  static constexpr ledger_domain ledger_memory = ledger_domain::managed;
 
   explicit managed_upstream(device& dev, managed_hints hints = {}) noexcept
       : device_(&dev), hints_(hints) {}
@@ -57,6 +59,8 @@ class managed_upstream {
   bool is_equal(const managed_upstream& other) const noexcept { return device_ == other.device_; }
 
   device& owner() const noexcept { return *device_; }
+  // The device a resource over this upstream holds memory on, for the memory ledger.
+  ledger_device_source ledger_device() const noexcept { return ledger_source_of(*device_); }
   const managed_hints& hints() const noexcept { return hints_; }
 
  private:

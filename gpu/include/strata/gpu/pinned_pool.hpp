@@ -20,6 +20,7 @@
 
 #include <strata/gpu/device.hpp>
 #include <strata/gpu/error.hpp>
+#include <strata/gpu/ledger_source.hpp>
 #include <strata/gpu/memory_access.hpp>
 
 #include <algorithm>
@@ -60,6 +61,7 @@ class pinned_pool {
   // Every buffer goes back to the device once the copies that use it have run;
   // buffers still handed out are the caller's leak, freed here as well.
   ~pinned_pool() {
+    ledger_.leave();  // no snapshot reads a pool going away
     for (auto& [size, list] : cached_)
       for (cached_buffer& b : list) retire(b, true);
     for (auto& [p, size] : live_) device_->deallocate_pinned(p);
@@ -121,6 +123,10 @@ class pinned_pool {
     return release_idle_locked();
   }
 
+  // This pool's line in the memory ledger (strata/ledger.hpp).
+  ledger_entry& ledger() noexcept { return ledger_; }
+  const ledger_entry& ledger() const noexcept { return ledger_; }
+
   // The counts, with bytes_pending taken from the cache as it stands.
   pinned_pool_statistics statistics() const {
     std::lock_guard lock(mutex_);
@@ -134,6 +140,11 @@ class pinned_pool {
   friend bool operator==(const pinned_pool& a, const pinned_pool& b) noexcept { return &a == &b; }
 
  private:
+  // The ledger's figures, under the pool's lock: buffers handed out and cached.
+  static ledger_figures ledger_figures_of(const void* pool) {
+    pinned_pool_statistics s = static_cast<const pinned_pool*>(pool)->statistics();
+    return {s.bytes_in_use + s.bytes_cached, s.bytes_in_use};
+  }
   struct cached_buffer {
     void* p;
     std::optional<event> released;  // recorded on the stream of its last use
@@ -264,6 +275,9 @@ class pinned_pool {
   std::map<std::size_t, std::vector<cached_buffer>> cached_;
   std::vector<event> spare_events_;
   pinned_pool_statistics counts_;
+  // Its figures read under the pool's lock.
+  ledger_entry ledger_ = ledger_entry("pinned_pool", ledger_domain::pinned, nullptr,
+                                      &ledger_figures_of, this, ledger_source_of(*device_));
 };
 
 }  // namespace strata::gpu
