@@ -93,10 +93,9 @@ TEST(caching_trace_file, RecordsEveryActionWithStreamAndDevice) {
   dev.destroy_stream(s);
   const std::vector<trace::device_record> records = read_trace(path.str());
   ASSERT_EQ(records.size(), 5u);
-  const trace::device_op kinds[] = {trace::device_op::segment_alloc, trace::device_op::alloc,
-                                    trace::device_op::free_requested,
-                                    trace::device_op::free_completed,
-                                    trace::device_op::segment_free};
+  const trace::device_op kinds[] = {
+      trace::device_op::segment_alloc, trace::device_op::alloc, trace::device_op::free_requested,
+      trace::device_op::free_completed, trace::device_op::segment_free};
   for (std::size_t i = 0; i < records.size(); ++i) {
     EXPECT_EQ(records[i].kind, kinds[i]);
     EXPECT_EQ(records[i].sequence, i);

@@ -124,10 +124,9 @@ struct caching_allocator::state {
   std::size_t ring_next = 0;
   std::uint64_t sequence = 0;
   std::unique_ptr<caching::trace_file> trace_out;  // STRATA_GPU_TRACE's file, when set
-  std::uint64_t clock = 0;  // counts frees, to age free segments
+  std::uint64_t clock = 0;                         // counts frees, to age free segments
   std::mutex observers_mutex;  // the OOM observers, called without the allocator's lock
-  std::vector<std::pair<std::uint64_t, std::function<void(const out_of_memory_report&)>>>
-      observers;
+  std::vector<std::pair<std::uint64_t, std::function<void(const out_of_memory_report&)>>> observers;
   std::uint64_t next_observer = 1;
 
   state(device& d, caching_config c);

@@ -34,7 +34,8 @@ std::string details(const out_of_memory_report& r) {
   std::string text;
   if (!r.largest_free_blocks.empty()) {
     text += "\n  largest free blocks:";
-    for (const free_block& b : r.largest_free_blocks) text.append(" ").append(human(b.size)).append(";");
+    for (const free_block& b : r.largest_free_blocks)
+      text.append(" ").append(human(b.size)).append(";");
   }
   for (const stranded_segment& s : r.stranded) {
     char address[32];
@@ -71,8 +72,8 @@ std::string message(const out_of_memory_report& r) {
          "this allocator (" + human(r.reserved) + "), " + human(r.allocated) +
          " is allocated and " + human(r.reserved - r.allocated) +
          " is reserved but unallocated; the largest free block is " + human(r.largest_free) +
-         " and fragmentation is " + share +
-         " (free cached bytes outside the largest free block)." + details(r);
+         " and fragmentation is " + share + " (free cached bytes outside the largest free block)." +
+         details(r);
 }
 
 }  // namespace

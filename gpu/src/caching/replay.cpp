@@ -143,10 +143,13 @@ replay_result replay(const std::vector<device_record>& records, const caching_co
           blocks.erase(it);
         } else {
           void* p = cache.allocate_on(r.size, device_alignment, s);
-          if (r.kind == device_op::oom)
-            cache.deallocate_on(p, 0, device_alignment, s);
-          else
+          if (r.kind == device_op::alloc) {
             blocks[r.address] = p;
+          } else {
+            // The failed request fits here: seen at its peak, then given back.
+            watch.after(i, cache.stats());
+            cache.deallocate_on(p, 0, device_alignment, s);
+          }
         }
       } catch (const out_of_memory_error&) {
         out.out_of_memory = true;

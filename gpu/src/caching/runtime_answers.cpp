@@ -48,9 +48,8 @@ std::size_t caching_allocator::state::largest_for(stream s) {
   if (graph != 0) {
     for (const auto& [address, segment] : segments)
       if (segment.pool == 0 && all_cached(segment))
-        best = std::max(best, segment.kind == pool_kind::small
-                                  ? config.small_size
-                                  : largest_served_by(segment.size));
+        best = std::max(best, segment.kind == pool_kind::small ? config.small_size
+                                                               : largest_served_by(segment.size));
     return best;
   }
   if (dev.capture_state(s) != capture_status::none) return 0;
@@ -107,8 +106,9 @@ bool caching_allocator::would_fit(std::size_t bytes, stream s) {
 
 std::uint64_t caching_allocator::add_oom_observer(oom_observer observer) {
   if (!observer)
-    throw device_error(errc::invalid_argument, "caching_allocator: add_oom_observer of an empty "
-                                               "function");
+    throw device_error(errc::invalid_argument,
+                       "caching_allocator: add_oom_observer of an empty "
+                       "function");
   std::lock_guard lock(state_->observers_mutex);
   const std::uint64_t id = state_->next_observer++;
   state_->observers.emplace_back(id, std::move(observer));
@@ -117,7 +117,8 @@ std::uint64_t caching_allocator::add_oom_observer(oom_observer observer) {
 
 bool caching_allocator::remove_oom_observer(std::uint64_t id) {
   std::lock_guard lock(state_->observers_mutex);
-  return std::erase_if(state_->observers, [&](const auto& entry) { return entry.first == id; }) != 0;
+  return std::erase_if(state_->observers, [&](const auto& entry) { return entry.first == id; }) !=
+         0;
 }
 
 }  // namespace strata::gpu

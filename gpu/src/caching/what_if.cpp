@@ -60,8 +60,8 @@ std::vector<trace::device_record> caching_allocator::state::ring_as_trace() cons
   for (const auto& [address, segment] : segments)
     for (const block* b = segment.head; b != nullptr; b = b->next)
       if (b->allocated && !open.contains(caching::address_of(b->ptr)))
-        before.push_back(earlier_block(caching::address_of(b->ptr), b->requested, b->on.handle,
-                                       device));
+        before.push_back(
+            earlier_block(caching::address_of(b->ptr), b->requested, b->on.handle, device));
   before.insert(before.end(), window.begin(), window.end());
   return before;
 }

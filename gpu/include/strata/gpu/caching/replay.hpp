@@ -63,8 +63,8 @@ recorded_summary summarize(const std::vector<trace::device_record>& records);
 // ring and file turned off). Each stream of the trace is a stream of the
 // simulated device (the null handle its legacy stream). Records of every
 // device are replayed on the one device: filter them first.
-replay_result replay(const std::vector<trace::device_record>& records,
-                     const caching_config& config, const replay_options& options = {});
+replay_result replay(const std::vector<trace::device_record>& records, const caching_config& config,
+                     const replay_options& options = {});
 
 }  // namespace strata::gpu
 
