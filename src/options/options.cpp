@@ -69,9 +69,11 @@ constexpr descriptor table[STRATA_OPTION_COUNT] = {
 // allocator, the tools and scripts) or name build settings (CMake cache
 // variables, compile-time macros) a user may export by mistake: none is unknown.
 constexpr const char* other_variables[] = {
-    "TRACE",     "STATS_FILE",       "CPU_BACKEND",        "GPU_ALLOC_CONF", "GPU_ALLOC_LIBRARY",
-    "GPU_TRACE", "REPLAY_PYTHON",    "BENCH_PYTHON",       "BENCH_RENDERER", "FUZZ_SECONDS",
-    "TRACKING",  "OVERRIDE_PRELOAD", "GPU_CHECK_BUDGET_S", "PROFILE",
+    "TRACE",          "STATS_FILE",        "CPU_BACKEND",
+    "GPU_ALLOC_CONF", "GPU_ALLOC_LIBRARY", "REPLAY_PYTHON",
+    "BENCH_PYTHON",   "BENCH_RENDERER",    "FUZZ_SECONDS",
+    "TRACKING",       "OVERRIDE_PRELOAD",  "GPU_CHECK_BUDGET_S",
+    "PROFILE",        "GPU_TRACE",
 };
 
 os::mutex init_lock;

@@ -1,8 +1,9 @@
 // strata GPU caching allocator, private: the allocator's state behind its
 // one mutex. The hot paths (allocate, deallocate, caching and reuse) are in
 // caching_allocator.cpp, taking and giving back segments in segments.cpp,
-// the snapshot in snapshot.cpp, and the out-of-memory report in
-// out_of_memory.cpp.
+// the snapshot in snapshot.cpp, the out-of-memory report in out_of_memory.cpp
+// and its replay of the trace ring in what_if.cpp, the answers asked without
+// allocating in runtime_answers.cpp, the trace file in trace_file.cpp.
 #ifndef STRATA_GPU_SRC_CACHING_ALLOCATOR_STATE_HPP
 #define STRATA_GPU_SRC_CACHING_ALLOCATOR_STATE_HPP
 
