@@ -212,6 +212,31 @@ int strata_gpu_empty_cache(int device) {
   return with_allocator(device, [](caching_allocator& cache) { cache.empty_cache(); });
 }
 
+// The allocator is made if need be: the answer for a fresh one is CUDA's free memory.
+int strata_gpu_largest_allocatable(int device, strata_gpu_stream stream, size_t* bytes) {
+  if (bytes == nullptr) {
+    fail(EINVAL, "strata gpu: strata_gpu_largest_allocatable without a size to fill");
+    return -1;
+  }
+  try {
+    *bytes = allocator_for(device).largest_allocatable(as_stream(stream));
+    return 0;
+  } catch (...) {
+    fail_with_current_exception();
+    return -1;
+  }
+}
+
+// 1 or 0 by the allocation path's rules, none of its choices taken.
+int strata_gpu_would_fit(size_t size, int device, strata_gpu_stream stream) {
+  try {
+    return allocator_for(device).would_fit(size, as_stream(stream)) ? 1 : 0;
+  } catch (...) {
+    fail_with_current_exception();
+    return -1;
+  }
+}
+
 // Both pools' totals; zeros before the device's first allocation.
 int strata_gpu_get_stats(int device, strata_gpu_stats* out) {
   if (out == nullptr) {

@@ -87,6 +87,11 @@ struct entry_points {
           "strata_gpu_end_allocate_to_pool");
   decltype(strata_gpu_release_pool)* release_pool =
       loaded_library().find<decltype(strata_gpu_release_pool)>("strata_gpu_release_pool");
+  decltype(strata_gpu_largest_allocatable)* largest_allocatable =
+      loaded_library().find<decltype(strata_gpu_largest_allocatable)>(
+          "strata_gpu_largest_allocatable");
+  decltype(strata_gpu_would_fit)* would_fit =
+      loaded_library().find<decltype(strata_gpu_would_fit)>("strata_gpu_would_fit");
 };
 
 // The device's snapshot JSON through the two-call protocol.
@@ -113,6 +118,8 @@ TEST(gpu_integration, LoadsAndFindsEveryEntryPointByName) {
   EXPECT_NE(api.begin_pool, nullptr);
   EXPECT_NE(api.end_pool, nullptr);
   EXPECT_NE(api.release_pool, nullptr);
+  EXPECT_NE(api.largest_allocatable, nullptr);
+  EXPECT_NE(api.would_fit, nullptr);
   // The library's own strata code stays private to it.
   EXPECT_EQ(loaded_library().find<void()>("_ZN6strata3gpu16make_cuda_deviceEi"), nullptr);
 }
@@ -147,6 +154,13 @@ TEST(gpu_integration, WithoutAGpuAllocationFailsWithNoDevice) {
   EXPECT_EQ(errno, EINVAL);
   errno = 0;
   EXPECT_EQ(api.snapshot_json(0, nullptr, 0), 0u);
+  EXPECT_EQ(errno, ENODEV);
+  std::size_t largest = 1;
+  errno = 0;
+  EXPECT_EQ(api.largest_allocatable(0, nullptr, &largest), -1);
+  EXPECT_EQ(errno, ENODEV);
+  errno = 0;
+  EXPECT_EQ(api.would_fit(1024, 0, nullptr), -1);
   EXPECT_EQ(errno, ENODEV);
 }
 
@@ -221,6 +235,16 @@ TEST(gpu_integration, WithAGpuABlockGoesRoundTheCache) {
   ASSERT_EQ(api.get_stats(0, &stats), 0);
   EXPECT_EQ(stats.reserved_bytes, 0);
   EXPECT_EQ(stats.cache_hits, 1u);
+  // Asked without allocating: the largest request fits, and nothing is reserved for asking.
+  std::size_t largest = 0;
+  ASSERT_EQ(api.largest_allocatable(0, nullptr, &largest), 0);
+  EXPECT_GE(largest, std::size_t{1} << 20);
+  EXPECT_EQ(api.would_fit(largest, 0, nullptr), 1);
+  EXPECT_EQ(api.would_fit(SIZE_MAX, 0, nullptr), 0);
+  EXPECT_EQ(api.largest_allocatable(0, nullptr, nullptr), -1);
+  EXPECT_EQ(errno, EINVAL);
+  ASSERT_EQ(api.get_stats(0, &stats), 0);
+  EXPECT_EQ(stats.reserved_bytes, 0);
 }
 
 }  // namespace

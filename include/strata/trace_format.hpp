@@ -6,6 +6,11 @@
 //   record: one allocator call (below), in the order its thread made it.
 // Records of different threads interleave in the order their buffers were
 // written; `time_ns` (monotonic, from the start of the trace) orders them.
+//
+// A device trace (the GPU caching allocator's, STRATA_GPU_TRACE; or a
+// PyTorch memory snapshot converted by strata-replay's converter) has the same
+// header with `flags` = flag_device, then device_records of the same 40 bytes:
+// the host record with its stream and device in place of old_address and thread.
 #ifndef STRATA_TRACE_FORMAT_HPP
 #define STRATA_TRACE_FORMAT_HPP
 
@@ -19,8 +24,10 @@ inline constexpr std::uint32_t version = 1;
 struct file_header {
   char magic[8];
   std::uint32_t version;
-  std::uint32_t flags;  // 0; reserved
+  std::uint32_t flags;  // 0 for a host trace, flag_device for a device trace
 };
+
+inline constexpr std::uint32_t flag_device = 1;
 
 // What a record is.
 enum class op : std::uint8_t {
@@ -42,8 +49,30 @@ struct record {
   std::uint16_t reserved;       // 0
 };
 
+// What a device record is: the caching allocator's traced actions (PyTorch's names).
+enum class device_op : std::uint8_t {
+  alloc = 16,           // address = the block, size = bytes asked for
+  free_requested = 17,  // address = the block the caller freed, size = its bytes
+  free_completed = 18,  // the block is back in the cache (after events on other streams)
+  segment_alloc = 19,   // address = a segment taken from the device (cudaMalloc), size = its bytes
+  segment_free = 20,    // address = a segment given back to the device, size = its bytes
+  oom = 21,             // an allocation of `size` bytes that failed; address 0
+};
+
+struct device_record {
+  std::uint64_t sequence;  // the action's place among the device's actions, from 0
+  std::uint64_t address;
+  std::uint64_t size;
+  std::uint64_t stream;  // the stream's handle (0: the legacy default stream, 2: per-thread)
+  std::uint32_t device;  // the device's ordinal
+  device_op kind;
+  std::uint8_t reserved8;    // 0
+  std::uint16_t reserved16;  // 0
+};
+
 static_assert(sizeof(file_header) == 16);
 static_assert(sizeof(record) == 40);
+static_assert(sizeof(device_record) == 40);
 
 }  // namespace strata::trace
 

@@ -73,7 +73,7 @@ constexpr const char* other_variables[] = {
     "GPU_ALLOC_CONF", "GPU_ALLOC_LIBRARY", "REPLAY_PYTHON",
     "BENCH_PYTHON",   "BENCH_RENDERER",    "FUZZ_SECONDS",
     "TRACKING",       "OVERRIDE_PRELOAD",  "GPU_CHECK_BUDGET_S",
-    "PROFILE",
+    "PROFILE",        "GPU_TRACE",
 };
 
 os::mutex init_lock;

@@ -166,7 +166,8 @@ TEST_F(Options, VariablesReadElsewhereAreNotUnknownOptions) {
                           "STRATA_GPU_ALLOC_CONF", "STRATA_GPU_ALLOC_LIBRARY",
                           "STRATA_REPLAY_PYTHON",  "STRATA_BENCH_PYTHON",
                           "STRATA_BENCH_RENDERER", "STRATA_FUZZ_SECONDS",
-                          "STRATA_TRACKING",       "STRATA_OVERRIDE_PRELOAD"};
+                          "STRATA_TRACKING",       "STRATA_OVERRIDE_PRELOAD",
+                          "STRATA_GPU_TRACE"};
   for (const char* name : others) setenv(name, "0", 1);
   std::string err = reload_capturing_warnings();
   for (const char* name : others) unsetenv(name);

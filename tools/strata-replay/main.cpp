@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "byte_units.hpp"
+#include "gpu_replay.hpp"
 #include "install_layout.hpp"
 #include "replay_plan.hpp"
 #include "replay_worker.hpp"
@@ -67,6 +69,7 @@ std::vector<allocator> catalog(const options& o) {
 void usage(std::FILE* to) {
   std::fputs(
       "usage: strata-replay TRACE [options]\n"
+      "       strata-replay --gpu TRACE [--device-memory 80GiB] [--config CONF]... (--help there)\n"
       "  --allocators a,b,...  replay against these only (strata, glibc, mimalloc,\n"
       "                        mimalloc3, jemalloc, tcmalloc, tbbmalloc; default all found)\n"
       "  --runs N              fresh processes per allocator, median shown (default 3)\n"
@@ -232,19 +235,6 @@ replay_result median_run(std::vector<replay_result> runs) {
   std::sort(runs.begin(), runs.end(),
             [](const replay_result& a, const replay_result& b) { return a.time_ns < b.time_ns; });
   return runs[runs.size() / 2];
-}
-
-// Bytes in the largest binary unit that keeps the number above 1.
-std::string human_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) {
-    bytes /= 1024;
-    ++u;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
-  return text;
 }
 
 // What the trace itself says, before any replay.
@@ -430,6 +420,8 @@ int run(const options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--gpu") == 0) return run_gpu(argc, argv);
   if (argc == 4 && std::strcmp(argv[1], "--worker") == 0)
     return run_worker(std::atoi(argv[2]),
                       static_cast<std::uint32_t>(std::strtoul(argv[3], nullptr, 10)));

@@ -1,8 +1,9 @@
 // strata GPU caching allocator, private: the allocator's state behind its
 // one mutex. The hot paths (allocate, deallocate, caching and reuse) are in
 // caching_allocator.cpp, taking and giving back segments in segments.cpp,
-// the snapshot in snapshot.cpp, and the out-of-memory report in
-// out_of_memory.cpp.
+// the snapshot in snapshot.cpp, the out-of-memory report in out_of_memory.cpp
+// and its replay of the trace ring in what_if.cpp, the answers asked without
+// allocating in runtime_answers.cpp, the trace file in trace_file.cpp.
 #ifndef STRATA_GPU_SRC_CACHING_ALLOCATOR_STATE_HPP
 #define STRATA_GPU_SRC_CACHING_ALLOCATOR_STATE_HPP
 
@@ -10,13 +11,17 @@
 
 #include "block.hpp"
 #include "live_blocks.hpp"
+#include "trace_file.hpp"
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -28,6 +33,22 @@ namespace caching {
 // Round up to a multiple of `to` (any positive step).
 inline std::size_t round_up(std::size_t n, std::size_t to) {
   return (n + to - 1) / to * to;
+}
+
+// The smallest block, and the step requests round to.
+inline constexpr std::size_t min_block = 512;
+
+// The block size a request is served with: 512-byte steps, or the next of
+// `divisions` equal steps between the powers of two around it when that step
+// is coarser.
+inline std::size_t round_size(std::size_t bytes, std::size_t divisions) {
+  if (bytes <= min_block) return min_block;
+  if (divisions > 1) {
+    const std::size_t floor = std::bit_floor(bytes);
+    const std::size_t step = floor / divisions;
+    if (floor != bytes && step > min_block) return round_up(bytes, step);
+  }
+  return round_up(bytes, min_block);
 }
 
 // The place in the device's memory of a block, for keys, traces and snapshots.
@@ -103,7 +124,11 @@ struct caching_allocator::state {
   std::vector<trace_entry> ring;
   std::size_t ring_next = 0;
   std::uint64_t sequence = 0;
-  std::uint64_t clock = 0;  // counts frees, to age free segments
+  std::unique_ptr<caching::trace_file> trace_out;  // STRATA_GPU_TRACE's file, when set
+  std::uint64_t clock = 0;                         // counts frees, to age free segments
+  std::mutex observers_mutex;  // the OOM observers, called without the allocator's lock
+  std::vector<std::pair<std::uint64_t, std::function<void(const out_of_memory_report&)>>> observers;
+  std::uint64_t next_observer = 1;
 
   state(device& d, caching_config c);
 
@@ -145,8 +170,10 @@ struct caching_allocator::state {
   // Count a change in the pool of `kind` and in all.
   void change(pool_kind kind, caching_stat caching_pool_stats::*field, std::int64_t delta);
 
-  // Keep one action in the ring, overwriting the oldest when full.
-  void record_trace(trace_action action, const void* p, std::size_t size, stream on);
+  // Keep one action in the ring, overwriting the oldest when full, and write
+  // it to the trace file when there is one. `requested`: alloc's and oom's bytes asked for.
+  void record_trace(trace_action action, const void* p, std::size_t size, stream on,
+                    std::size_t requested = 0);
 
   // Whether a cached block may serve a request: one above max_split_size
   // serves only requests of similar size, so it is not carved up.
@@ -248,8 +275,32 @@ struct caching_allocator::state {
   // The free cached blocks' total and the largest of them.
   std::pair<std::size_t, std::size_t> free_extent() const;
 
-  // Out of memory for good: count it, trace it and throw the report.
+  // Segments holding free bytes beside blocks in use, most stranded first.
+  std::vector<stranded_segment> stranded_segments() const;
+
+  // Out of memory for good: count it, trace it, and throw the report.
   [[noreturn]] void fail(std::size_t requested, std::size_t size, stream s);
+
+  // ---- answers without allocating (runtime_answers.cpp) ------------------------------
+  // Bytes a new segment may take: the device's free memory and the whole
+  // free segments a retry gives back (none for a capturing graph pool).
+  std::size_t segment_room();
+  // The largest request that a free block of `bytes` (or a new segment of
+  // that many bytes) serves.
+  std::size_t largest_served_by(std::size_t bytes) const;
+  // largest_allocatable and would_fit, under the lock.
+  std::size_t largest_for(stream s);
+  bool fits_now(std::size_t bytes, stream s);
+  // Call the OOM observers; the lock is not held.
+  void notify_observers(const out_of_memory_report& report);
+
+  // ---- the out-of-memory report's what-if (what_if.cpp) --------------------------------
+  // The ring as a device trace, the blocks live before its oldest entry
+  // allocated first, ending with the failed request (the ring's last entry).
+  std::vector<trace::device_record> ring_as_trace() const;
+  // The configuration change under which that trace's replay serves the
+  // request, or empty; `replayed`: the records the replay used.
+  std::string avoiding_config(std::size_t& replayed);
 
   // Every segment and block as they are now, with the trace and statistics.
   memory_snapshot take_snapshot() const;
@@ -281,9 +332,12 @@ inline void caching_allocator::state::change(pool_kind kind,
 
 // Keep one action in the ring, overwriting the oldest when full.
 inline void caching_allocator::state::record_trace(trace_action action, const void* p,
-                                                   std::size_t size, stream on) {
+                                                   std::size_t size, stream on,
+                                                   std::size_t requested) {
+  if (config.trace_capacity == 0 && trace_out == nullptr) return;
+  const trace_entry entry{action, caching::address_of(p), size, on, sequence++, requested};
+  if (trace_out != nullptr) trace_out->write(entry);
   if (config.trace_capacity == 0) return;
-  const trace_entry entry{action, caching::address_of(p), size, on, sequence++};
   if (ring.size() < config.trace_capacity) {
     ring.push_back(entry);
   } else {

@@ -20,25 +20,12 @@ using caching::block;
 using caching::block_key;
 using caching::free_blocks;
 using caching::key_of;
+using caching::min_block;
 using caching::pool_kind;
 using caching::pool_number;
+using caching::round_size;
 using caching::round_up;
 using caching::stream_ref;
-
-constexpr std::size_t min_block = 512;
-
-// The block size a request is served with: 512-byte steps, or the next of
-// `divisions` equal steps between the powers of two around it when that step
-// is coarser.
-std::size_t round_size(std::size_t bytes, std::size_t divisions) {
-  if (bytes <= min_block) return min_block;
-  if (divisions > 1) {
-    const std::size_t floor = std::bit_floor(bytes);
-    const std::size_t step = floor / divisions;
-    if (floor != bytes && step > min_block) return round_up(bytes, step);
-  }
-  return round_up(bytes, min_block);
-}
 
 // Apply `reset` to every quantity of a pool.
 template <class Reset>
@@ -51,8 +38,10 @@ void for_each_stat(caching_pool_stats& pool, Reset reset) {
 
 }  // namespace
 
-caching_allocator::state::state(device& d, caching_config c) : dev(d), config(c) {
+caching_allocator::state::state(device& d, caching_config c) : dev(d), config(std::move(c)) {
   ring.reserve(config.trace_capacity);
+  if (!config.trace_path.empty())
+    trace_out = std::make_unique<caching::trace_file>(config.trace_path, dev.ordinal());
 }
 
 // Whether a cached block may serve a request: one above max_split_size
@@ -140,7 +129,7 @@ void* caching_allocator::state::hand_out(block* b, std::size_t size, std::size_t
   change(b->kind, &caching_pool_stats::active, 1);
   change(b->kind, &caching_pool_stats::active_bytes, bytes);
   change(b->kind, &caching_pool_stats::requested_bytes, static_cast<std::int64_t>(requested));
-  record_trace(trace_action::alloc, b->ptr, b->size, b->on.handle);
+  record_trace(trace_action::alloc, b->ptr, b->size, b->on.handle, requested);
   return b->ptr;
 }
 
@@ -316,7 +305,7 @@ void caching_allocator::state::collect_events(bool wait) {
 }
 
 caching_allocator::caching_allocator(device& dev, caching_config config)
-    : state_(std::make_unique<state>(dev, config)) {}
+    : state_(std::make_unique<state>(dev, std::move(config))) {}
 
 caching_allocator::~caching_allocator() = default;
 
@@ -337,8 +326,13 @@ void check_alignment(std::size_t alignment) {
 void* caching_allocator::allocate_on(std::size_t bytes, std::size_t alignment, stream s) {
   if (alignment != device_alignment) check_alignment(alignment);
   if (bytes == 0) return nullptr;
-  std::lock_guard lock(state_->mutex);
-  return state_->allocate(bytes, s);
+  try {
+    std::lock_guard lock(state_->mutex);
+    return state_->allocate(bytes, s);
+  } catch (const out_of_memory_error& e) {
+    state_->notify_observers(e.report());
+    throw;
+  }
 }
 
 // Free in the order of `s`, caching the block with `s`.

@@ -96,7 +96,9 @@ caching_config parse_caching_config(std::string_view text, caching_config base) 
 // Read once by the caller; unset means the defaults.
 caching_config caching_config_from_environment() {
   const char* text = std::getenv("STRATA_GPU_ALLOC_CONF");
-  return text == nullptr ? caching_config{} : parse_caching_config(text);
+  caching_config config = text == nullptr ? caching_config{} : parse_caching_config(text);
+  if (const char* path = std::getenv("STRATA_GPU_TRACE")) config.trace_path = path;
+  return config;
 }
 
 }  // namespace strata::gpu

@@ -74,7 +74,7 @@ block* caching_allocator::state::take_for_graph(pool_number number, pool_kind ki
   }
   if (b == nullptr) {
     ++stats.num_ooms;
-    record_trace(trace_action::oom, nullptr, size, s.handle);
+    record_trace(trace_action::oom, nullptr, size, s.handle, requested);
     throw device_error(
         errc::out_of_memory,
         "caching_allocator: out of memory in a graph pool during capture: " +

@@ -119,6 +119,28 @@ class caching_allocator : public stream_ordered_resource<caching_allocator> {
   // used them.
   void empty_cache();
 
+  // The largest request on `s` that would succeed now, computed without
+  // allocating: from the cached blocks (any stream's: another's is borrowed
+  // after an event), the segments that would be split, and the device's free
+  // memory plus the whole free segments a retry would give back (the device's
+  // free memory is taken as one piece, which fragmentation of the device
+  // itself can belie). For a stream a graph pool takes during a capture: the
+  // pool's blocks and the idle segments it may adopt, never the device.
+  std::size_t largest_allocatable(stream s);
+  // Whether allocating `bytes` on `s` would succeed now, by the same rules.
+  bool would_fit(std::size_t bytes, stream s);
+
+  // Called with the report when an allocation runs out of memory for good,
+  // on the allocating thread, after the allocator's lock is released (an
+  // observer may call the allocator) and before out_of_memory_error is
+  // thrown. An exception an observer throws propagates instead. Returns the
+  // id remove_oom_observer takes.
+  using oom_observer = std::function<void(const out_of_memory_report&)>;
+  std::uint64_t add_oom_observer(oom_observer observer);
+  // False when `id` names no observer. An observer already being called on
+  // another thread finishes that call.
+  bool remove_oom_observer(std::uint64_t id);
+
   caching_stats stats() const;
   // Peaks start again from the current values.
   void reset_peak_stats();

@@ -88,6 +88,18 @@ STRATA_GPU_EXPORT int strata_gpu_release_pool(int device, strata_gpu_pool_id poo
 /* Give the device's fully free cached segments back to CUDA. 0, or -1 with errno. */
 STRATA_GPU_EXPORT int strata_gpu_empty_cache(int device);
 
+/* Asked without allocating (the device's allocator is made if need be): the
+ * largest request on `stream` that would succeed now, stored in *bytes, from
+ * the cached blocks, the blocks that would be split and CUDA's free memory
+ * with the idle segments a retry gives back. 0, or -1 with errno (EINVAL: a
+ * null `bytes`). */
+STRATA_GPU_EXPORT int strata_gpu_largest_allocatable(int device, strata_gpu_stream stream,
+                                                     size_t* bytes);
+
+/* Whether `size` bytes on `stream` would be served now, by the same rules: 1
+ * or 0, or -1 with errno. */
+STRATA_GPU_EXPORT int strata_gpu_would_fit(size_t size, int device, strata_gpu_stream stream);
+
 /* The allocator's totals for one device, both pools together (bytes and counts). */
 typedef struct strata_gpu_stats {
   int64_t reserved_bytes; /* held in segments from CUDA */

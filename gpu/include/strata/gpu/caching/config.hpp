@@ -4,6 +4,7 @@
 #define STRATA_GPU_CACHING_CONFIG_HPP
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace strata::gpu {
@@ -26,8 +27,14 @@ struct caching_config {
   // PyTorch empties the cache just before a capture, so the idle segments a
   // pool may also adopt are often gone).
   std::size_t graph_pool_reserve = std::size_t{64} << 20;
-  // Entries the trace ring keeps; 0 records nothing.
+  // Entries the trace ring keeps; 0 records nothing (and turns off the
+  // what-if replay of the out-of-memory report, which replays the ring).
   std::size_t trace_capacity = 4096;
+  // Where every traced action is also written, as a device trace
+  // (strata/trace_format.hpp; STRATA_GPU_TRACE): "%p" becomes the process id,
+  // "%d" the device's ordinal. Empty writes none. A file that cannot be
+  // opened prints one line on stderr, and nothing is written.
+  std::string trace_path;
 
   // Pool geometry, PyTorch's by default. Requests up to `small_size` come from
   // `small_segment`-byte segments; larger ones below `min_large_alloc` from
@@ -49,7 +56,8 @@ struct caching_config {
 // A bad key or value throws std::invalid_argument naming it.
 caching_config parse_caching_config(std::string_view text, caching_config base = {});
 
-// The configuration STRATA_GPU_ALLOC_CONF gives (the defaults when unset).
+// The configuration STRATA_GPU_ALLOC_CONF gives (the defaults when unset),
+// with STRATA_GPU_TRACE's trace_path.
 caching_config caching_config_from_environment();
 
 }  // namespace strata::gpu

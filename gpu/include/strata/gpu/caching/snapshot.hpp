@@ -34,6 +34,7 @@ struct trace_entry {
   std::size_t size;
   stream on;
   std::uint64_t sequence;  // counts every traced action, so gaps show dropped entries
+  std::size_t requested;   // alloc and oom: the bytes asked for (size is the block's); else 0
 };
 
 enum class block_state { active_allocated, active_pending_free, inactive };
