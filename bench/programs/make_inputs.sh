@@ -5,7 +5,7 @@
 #   git  DIR/git/history.git  a bare repository of 4,000+ commits, made by git fast-import
 #   gcc  DIR/gcc/generated.c  a generated C file of some 5,000 lines
 #   tiny DIR/tiny/tiny        tiny.c, a program that allocates a few KiB, compiled
-# python and sqlite need no inputs. Inputs already present are kept; concurrent calls
+# python, sqlite and sqlite_insert need no inputs. Inputs already present are kept; concurrent calls
 # for the same DIR wait for each other.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -58,7 +58,7 @@ for workload in "${workloads[@]}"; do
     git) make_git "$dir" ;;
     gcc) make_gcc "$dir" ;;
     tiny) make_tiny "$dir" ;;
-    python | sqlite | redis | thread_mix | true | ls | python_start) ;;
+    python | sqlite | sqlite_insert | redis | thread_mix | true | ls | python_start) ;;
     *) echo "make_inputs.sh: unknown workload '$workload'" >&2; exit 2 ;;
   esac
 done

@@ -2,8 +2,8 @@
 # Time real programs under each allocator and print a Markdown table.
 #
 # Usage: bench/programs/run.sh [-n RUNS] [-s STRATA_SO] [-i INPUTS_DIR] [-t THREAD_MIX] [PROGRAM...]
-#   PROGRAM   python sqlite git gcc redis thread_mix, and the small programs true ls tiny
-#             python_start (default: all of them)
+#   PROGRAM   python sqlite sqlite_insert git gcc redis thread_mix, and the small programs true
+#             ls tiny python_start (default: all of them)
 #   -n RUNS   runs per program and allocator; the table shows the medians (default 5)
 #   -s PATH   the strata override (default build/release/libstrata-malloc.so)
 #   -i DIR    where the generated inputs live (default build/programs-inputs)
@@ -41,7 +41,7 @@ done
 shift $((OPTIND - 1))
 programs=("$@")
 [ ${#programs[@]} -gt 0 ] ||
-  programs=(python sqlite git gcc redis thread_mix true ls tiny python_start)
+  programs=(python sqlite sqlite_insert git gcc redis thread_mix true ls tiny python_start)
 [ -x /usr/bin/time ] || { echo "run.sh: needs GNU time (apt-get install time)" >&2; exit 1; }
 
 allocators=(glibc mimalloc mimalloc3 jemalloc tcmalloc tbbmalloc strata)
@@ -66,7 +66,7 @@ program_command() {
     ls) echo "ls -l /usr/bin" ;;
     tiny) [ -x "$inputs/tiny/tiny" ] && echo "$inputs/tiny/tiny" ;;
     python_start) [ -x /usr/bin/python3 ] && echo "/usr/bin/python3 -c pass" ;;
-    python | sqlite | git | gcc) echo "$here/workload.sh $1 $inputs" ;;
+    python | sqlite | sqlite_insert | git | gcc) echo "$here/workload.sh $1 $inputs" ;;
     redis) command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null &&
       echo "$here/workload.sh redis $inputs" ;;
     *) echo "run.sh: unknown program '$1'" >&2; exit 2 ;;

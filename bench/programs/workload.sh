@@ -6,6 +6,8 @@
 # Usage: workload.sh WORKLOAD INPUTS-DIR
 #   python  /usr/bin/python3 (or $OVERRIDE_TEST_PYTHON) running alloc_heavy.py, PYTHONMALLOC=malloc
 #   sqlite  sqlite3 building and querying a 150,000-row database (sqlite_workload.sql)
+#   sqlite_insert  sqlite3 inserting 200,000 rows into a table with two indexes in one
+#           transaction, 64 MiB page cache (sqlite_insert.sql)
 #   git     log, diff, blame, archive, repack and fsck on a 4,000-commit repository
 #   gcc     gcc -O2 -g compiling and linking a generated C file, then running it
 #   redis   redis-server on a free loopback port, loaded by redis-benchmark (bounded:
@@ -36,6 +38,10 @@ run_sqlite() {
   local bad
   bad=$(sqlite3 "$scratch/workload.db" 'PRAGMA integrity_check;')
   echo "final integrity: $bad"
+}
+
+run_sqlite_insert() {
+  sqlite3 "$scratch/insert.db" <"$here/sqlite_insert.sql"
 }
 
 # git_step LABEL ARGS...: run one git command on the clone, print LABEL and a digest of
@@ -127,6 +133,6 @@ run_redis() {
 }
 
 case "$workload" in
-  python | sqlite | git | gcc | redis) "run_$workload" ;;
+  python | sqlite | sqlite_insert | git | gcc | redis) "run_$workload" ;;
   *) echo "workload.sh: unknown workload '$workload'" >&2; exit 2 ;;
 esac

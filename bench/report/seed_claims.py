@@ -186,6 +186,18 @@ SEEDS = [
              "framealloc 2.1 % · bumpalo 3.8 % · malloc 12.4 %"),
         ],
     },
+    {
+        "seed": "035",
+        "system": "Heap program shapes",
+        "file": "issue 35",
+        "headline": (
+            "Not a seed report: the shapes of the standard allocator benchmarks on which "
+            "strata's heap was not the fastest (random sizes in a bounded working set, a "
+            "server whose threads free their predecessors' blocks, short-lived threads, a "
+            "leaking loop); every allocator should be within 1.05x of the fastest."
+        ),
+        "claims": [],
+    },
 ]
 
 # The metrics that make up the headline table (README and report top); a strategy

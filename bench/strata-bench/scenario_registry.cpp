@@ -314,6 +314,28 @@ constexpr auto registry = std::to_array<scenario>({
      {},
      false,
      strategies},
+
+    // issue 35: the shapes of the standard allocator benchmarks the heap lost
+    {"heap/random-working-set", "035", "Random sizes in a bounded working set, 1 and 2 threads",
+     "each thread keeps 4,000 blocks and replaces a random one 400,000 times (2,000,000 with "
+     "--full), sizes 8 B + 40 KiB x u^8 (median 168 B, one in ten over 17 KiB), first byte "
+     "written; wall time per replacement",
+     heap_random_working_set},
+    {"heap/server-handoff", "035", "Server simulation: each thread frees its predecessor's blocks",
+     "2 chains at once, each an array of 1,000 blocks of 10-1,000 B that 20 threads in turn "
+     "take over: each replaces random blocks (20,000 each; 100,000 with --full), freeing "
+     "those the thread before it allocated; free, then sized operator delete; wall time per "
+     "replacement",
+     heap_server_handoff},
+    {"heap/short-lived-threads", "035", "Short-lived threads handing objects on",
+     "50 waves (200 with --full) of 4 threads; each allocates 2,000 objects of 16 B-1 KiB, "
+     "frees every fourth, swaps the rest into a shared 4,096-slot exchange and frees what it "
+     "takes out (other threads' objects), then exits; wall time per thread",
+     heap_short_lived_threads},
+    {"heap/leak-loop", "035", "A loop that leaks one block in fifty",
+     "100 rounds of 10,000 mallocs of 16-512 B, then frees of all but one in fifty, which "
+     "stay until the 100 rounds end (freed after the clock stops); time for the 100 rounds",
+     heap_leak_loop},
 });
 
 }  // namespace

@@ -83,4 +83,10 @@ void frame_alignment_stress(const run_settings&, recorder&);
 void frame_arena_frames(const run_settings&, recorder&);
 void frame_arena_stress(const run_settings&, recorder&);
 
+// issue 35: the shapes of the programs on which the heap was not the fastest
+void heap_random_working_set(const run_settings&, recorder&);
+void heap_server_handoff(const run_settings&, recorder&);
+void heap_short_lived_threads(const run_settings&, recorder&);
+void heap_leak_loop(const run_settings&, recorder&);
+
 }  // namespace strata_bench

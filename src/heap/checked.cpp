@@ -108,10 +108,6 @@ void extend_shuffled(page* pg) {
 
 }  // namespace
 
-bool secure_mode() noexcept {
-  return options::get(STRATA_OPTION_SECURE) != 0;
-}
-
 std::uintptr_t checked_free_tag(const page* pg, const block* b) {
   return ~(page_key(pg) ^ reinterpret_cast<std::uintptr_t>(b));
 }

@@ -45,14 +45,6 @@ bool all_equal(const std::uint8_t* p, std::size_t n, unsigned char value) {
 
 }  // namespace
 
-bool debug_mode() noexcept {
-  return options::get(STRATA_OPTION_DEBUG) != 0;
-}
-
-bool checked_mode() noexcept {
-  return secure_mode() || debug_mode();
-}
-
 void debug_fill_free(const page* pg, void* b) {
   std::memset(bytes_of(b) + link_bytes, free_byte, pg->block_size - link_bytes);
 }

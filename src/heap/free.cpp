@@ -31,9 +31,10 @@ void post_blocks(page* pg, block* head, block* tail, std::uint32_t count) {
           reinterpret_cast<std::uintptr_t>(head),
       std::memory_order_release, std::memory_order_relaxed));
   // From here on the page may be gone: only what was read before is used.
-  if (owner == nullptr)
+  if (owner == nullptr) {
     abandoned_note_free();
-  else if ((word & thread_free_full) != 0)
+    purger_start_if_needed();  // nobody else may be about to collect it
+  } else if ((word & thread_free_full) != 0)
     owner->full_pages_have_remote.store(true, std::memory_order_relaxed);
 }
 
@@ -132,7 +133,6 @@ void remote_free(page* pg, block* b, std::uintptr_t word) {
   // No heap to hold it, a block worth giving back now, or a page of an exited
   // thread, which nobody collects until the purge delay has passed.
   bool huge = pg->size_class == class_count;
-  bool abandoned = (word & ~page_flag_mask) == 0;
   heap* me = default_heap();
   if (me != nullptr) count_remote_frees(me, pg, 1);
   if (huge) {
@@ -147,7 +147,6 @@ void remote_free(page* pg, block* b, std::uintptr_t word) {
     segment_purge_freed_block(b, pg->block_size);
   b->next = nullptr;
   post_blocks(pg, b, b, 1);
-  if (abandoned) purger_start_if_needed();
 }
 
 }  // namespace
@@ -288,10 +287,14 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
   std::uintptr_t owner = word & ~page_flag_mask;
   heap* me = tls_heap;
   // The usual free from another thread: a list page with no aligned pointers,
-  // unchecked, of a live thread, not a huge block. Held at once; the flush
-  // validates it, when the page's lines are fetched anyway.
-  if ((word & (page_is_map | page_is_checked | page_has_aligned)) == 0 && owner != 0 &&
-      owner != os::thread_id() && pg->size_class != class_count && me != &empty_heap)
+  // unchecked, not a huge block, of a live thread or of an exited one (a live
+  // page: a freed page's slice reads owner 0 too). Held at once; the flush
+  // validates it, when the page's lines are fetched anyway, and posts each
+  // page's blocks with one compare-exchange (short-lived threads that free
+  // what exited ones allocated paid one each, and a full check, per block).
+  if ((word & (page_is_map | page_is_checked | page_has_aligned)) == 0 &&
+      (owner != 0 || pg->slice_count != 0) && owner != os::thread_id() &&
+      pg->size_class != class_count && me != &empty_heap)
     return hold_remote_free(me->context, pg, static_cast<block*>(p));
   free_checked(seg, pg, p);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "heap/heap.hpp"
+#include "options/options.hpp"
 
 namespace strata::heap {
 
@@ -55,7 +56,10 @@ void thread_deferred_work(heap* h);
 
 // ---- checked pages: secure mode (checked.cpp) ----
 // Whether secure mode is on (STRATA_SECURE): checked pages and guard pages.
-bool secure_mode() noexcept;
+// Inline, as the other modes: the refill path asks several times per page.
+inline bool secure_mode() noexcept {
+  return options::get(STRATA_OPTION_SECURE) != 0;
+}
 // malloc in secure mode: every request comes here, the fast path having no page.
 void* checked_malloc(heap* h, std::size_t size) noexcept;
 // Whether a checked page can hand out a block, carving or taking back delayed ones.
@@ -74,10 +78,14 @@ std::uintptr_t checked_free_tag(const page* pg, const block* b);
 std::uintptr_t page_free_tag(const page* pg, const block* b);
 
 // ---- debug mode (debug_mode.cpp) ----
-// Whether pages are checked: secure mode, debug mode or both.
-bool checked_mode() noexcept;
 // Whether blocks carry canaries and a size record, and free blocks a fill (STRATA_DEBUG).
-bool debug_mode() noexcept;
+inline bool debug_mode() noexcept {
+  return options::get(STRATA_OPTION_DEBUG) != 0;
+}
+// Whether pages are checked: secure mode, debug mode or both.
+inline bool checked_mode() noexcept {
+  return secure_mode() || debug_mode();
+}
 // Bytes at the end of each debug-mode block holding the size asked for.
 inline constexpr std::size_t debug_record_bytes = 8;
 // A block of a checked page is handed out for `size` bytes: checks its free

@@ -41,10 +41,13 @@ void stats_collect(strata_stats_t* out) noexcept {
 }
 
 // Fold the calling thread's pages, so that its own counts are exact; other
-// threads' pages are folded on their slow paths and when they exit.
+// threads' pages are folded on their slow paths and when they exit. The frees
+// it holds for other threads' pages (or exited ones') are posted, and so
+// counted, first.
 void fold_own_heaps() noexcept {
   heap* h = tls_heap;
   if (h == &empty_heap) return;
+  remote_flush_all(h->context);
   for (heap* each = &h->context->main_heap; each != nullptr; each = each->next_in_thread)
     heap_fold_stats(each);
 }

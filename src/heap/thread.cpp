@@ -141,7 +141,11 @@ void thread_done(void* arg) {
     if (segment_is_empty(seg)) {
       segment_release(seg);
     } else {
-      segment_purge(seg);
+      // Its free slices keep their memory until their purge deadline, when the
+      // abandoned segments are collected: the next thread, likely to adopt it,
+      // reuses them without faults (short-lived threads purged and faulted
+      // their pages in again at each exit).
+      if (options::get(STRATA_OPTION_PURGE_DELAY_MS) == 0) segment_purge(seg);
       seg->owner = nullptr;
       std::lock_guard<os::mutex> guard(abandoned_lock);
       seg->next = abandoned;
