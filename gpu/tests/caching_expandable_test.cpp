@@ -160,12 +160,14 @@ TEST_F(caching_expandable, RandomLifetimesKeepContentsAndStayMapped) {
       if (random() % 16 == 0) cache->empty_cache();
       continue;
     }
-    const std::size_t bytes = random() % 2 == 0 ? 1 + random() % (256 * kib)
-                                                : 1 * mib + random() % (5 * mib);
+    const std::size_t bytes =
+        random() % 2 == 0 ? 1 + random() % (256 * kib) : 1 * mib + random() % (5 * mib);
     const stream on = streams[random() % 2];
     auto* p = static_cast<char*>(cache->allocate_on(bytes, device_alignment, on));
     const auto after = shadow.lower_bound(p);
-    if (after != shadow.end()) ASSERT_LE(p + bytes, after->first);
+    if (after != shadow.end()) {
+      ASSERT_LE(p + bytes, after->first);
+    }
     if (after != shadow.begin()) {
       const auto before = std::prev(after);
       ASSERT_LE(before->first + before->second.first, p);

@@ -84,7 +84,8 @@ CUresult CUDAAPI release(CUmemGenericAllocationHandle handle) {
 CUresult CUDAAPI map(CUdeviceptr p, std::size_t bytes, std::size_t offset,
                      CUmemGenericAllocationHandle handle, unsigned long long flags) {
   if (offset != 0 || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  return driver_call([&](simulated_device& d) { d.map(pointer(p), bytes, physical_memory{handle}); });
+  return driver_call(
+      [&](simulated_device& d) { d.map(pointer(p), bytes, physical_memory{handle}); });
 }
 
 // Read and write for the current device is all the simulator models.
@@ -137,7 +138,8 @@ cudaError_t find_entry_point(const char* symbol, void** function,
   for (const entry_point& e : entry_points)
     if (std::strcmp(e.symbol, symbol) == 0) *function = e.function;
   if (status != nullptr)
-    *status = *function != nullptr ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+    *status =
+        *function != nullptr ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
   return cudaSuccess;
 }
 

@@ -273,15 +273,17 @@ physical_memory simulated_device::create_physical(std::size_t bytes) {
   return physical_memory{handle};
 }
 
-// cuMemRelease: the memory goes back once no mapping uses it either.
+// cuMemRelease: the memory goes back once no mapping uses it either (the
+// free's latency is spent where memory goes back).
 void simulated_device::release_physical(physical_memory memory) {
   simulated_system::state::enter("release_physical");
   auto& st = shared();
   device_state& d = *st.devices[ordinal_];
-  spend(d.config.free_latency);
   std::lock_guard lock(st.mutex);
   st.check_capture_safe("release_physical (cuMemRelease)");
-  d.used -= d.vm.release_handle(memory.handle);
+  const std::size_t freed = d.vm.release_handle(memory.handle);
+  if (freed != 0) spend(d.config.free_latency);
+  d.used -= freed;
 }
 
 // cuMemMap.
@@ -309,7 +311,9 @@ void simulated_device::unmap(void* p, std::size_t bytes) {
   device_state& d = *st.devices[ordinal_];
   std::lock_guard lock(st.mutex);
   st.check_capture_safe("unmap (cuMemUnmap)");
-  d.used -= d.vm.unmap(p, bytes);
+  const std::size_t freed = d.vm.unmap(p, bytes);
+  if (freed != 0) spend(d.config.free_latency);
+  d.used -= freed;
 }
 
 // cudaMallocHost: plain page-aligned host memory stands in for page-locked memory.

@@ -77,7 +77,7 @@ class virtual_memory {
   void check_aligned(const void* p, std::size_t bytes, const char* call) const;
   // The reservation holding all of [p, p + bytes), or end().
   std::map<std::uintptr_t, std::size_t>::const_iterator reservation_of(std::uintptr_t p,
-                                                                        std::size_t bytes) const;
+                                                                       std::size_t bytes) const;
   // Why [p, p + bytes) may not be touched, when it may not (mutex held).
   std::optional<std::string> refuse(const void* p, std::size_t bytes) const;
 

@@ -40,10 +40,11 @@
 // ahead on a stream at a lower one (managed_model). Device touches are the
 // device's memsets and copies; the host announces its touches (host_access).
 // The configured latency is spent on every synchronous allocate and
-// deallocate, and whenever the stream-ordered pool takes memory from the
-// device or gives it back. Like CUDA's pool, cached stream-ordered memory above
-// the release threshold (default 0) goes back at each synchronisation; on
-// running out, the pool gives back what it caches and retries once.
+// deallocate, for each piece of physical memory made (create_physical) and
+// when one goes back (the release or unmap that frees it), and whenever the
+// stream-ordered pool takes memory from the device or gives it back. Like CUDA's pool, cached
+// stream-ordered memory above the release threshold (default 0) goes back at each synchronisation;
+// on running out, the pool gives back what it caches and retries once.
 #ifndef STRATA_GPU_SIMULATED_HPP
 #define STRATA_GPU_SIMULATED_HPP
 
