@@ -158,8 +158,8 @@ struct strategy {
 template <class Make>
 strategy make_strategy(std::string name, gpu::device& dev, const std::vector<gpu::stream>& streams,
                        Make make) {
-  return {std::move(name), [&dev, &streams, make](const std::vector<step>& steps, bool watch,
-                                                  run_figures& out) {
+  return {std::move(name),
+          [&dev, &streams, make](const std::vector<step>& steps, bool watch, run_figures& out) {
             dev.synchronize();
             dev.trim_to(0);
             const double free_before = static_cast<double>(dev.memory().free);
@@ -210,8 +210,7 @@ void compare(const run_settings& settings, recorder& out, const gpu_backend& bac
       out.add_for(s.name, label + ": peak reserved / peak allocated", "x",
                   figures.peak_requested > 0 ? figures.peak_held / figures.peak_requested : 0.0);
       out.add_for(s.name, label + ": fragmentation at peak", "%", 100.0 * figures.fragmentation);
-      out.add_for(s.name, label + ": ran out of memory", "runs",
-                  figures.out_of_memory ? 1.0 : 0.0);
+      out.add_for(s.name, label + ": ran out of memory", "runs", figures.out_of_memory ? 1.0 : 0.0);
     }
   for (const gpu::stream s : streams) dev.destroy_stream(s);
 }
