@@ -146,6 +146,12 @@ TEST_F(simulated_virtual_memory, UnmappingUnderQueuedWorkIsCaught) {
   sim.destroy_stream(s);
 }
 
+TEST(simulated_virtual_memory_config, AGranularityPagesCannotBackIsRefused) {
+  simulated_config c;
+  c.vm_granularity = 3000;
+  EXPECT_EQ(error_of([&] { simulated_device sim(c); }), errc::invalid_argument);
+}
+
 TEST_F(simulated_virtual_memory, CapturingStreamsForbidMapping) {
   const stream s = sim.create_stream();
   sim.begin_capture(s, capture_mode::global);

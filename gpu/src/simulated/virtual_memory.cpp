@@ -27,8 +27,14 @@ void* fresh_range(void* at, std::size_t bytes) {
 
 }  // namespace
 
+// A granularity the host's pages cannot back is the configuration's error.
 virtual_memory::virtual_memory(std::size_t granularity, bool host_backed)
-    : granularity_(granularity), host_backed_(host_backed) {}
+    : granularity_(granularity), host_backed_(host_backed) {
+  if (granularity < 4096 || (granularity & (granularity - 1)) != 0)
+    throw_invalid(
+        "simulated_config::vm_granularity must be a power of two of at least 4 KiB, not " +
+        std::to_string(granularity));
+}
 
 virtual_memory::~virtual_memory() {
   for (const auto& [base, bytes] : reservations_) ::munmap(reinterpret_cast<void*>(base), bytes);
