@@ -18,7 +18,8 @@
 #                        one at a time (they share the GPU's memory); JUnit XML kept
 #   memcheck, racecheck  compute-sanitizer over the caching, pool and device
 #                        test programs' CUDA instances (gpu/check/sanitize.sh)
-#   bench                strata-bench --only 'xsigma/gpu-*,unified/managed-*'
+#   bench                strata-bench --only 'xsigma/gpu-*,unified/managed-*,
+#                        gpu/fragmentation'
 #                        --allocators strata (on the simulated device without a GPU)
 #   torch-alloc-bench    allocate+free through PyTorch: its caching allocator, its
 #                        cudaMallocAsync backend and strata's, a process each
@@ -190,7 +191,7 @@ step_racecheck() {
 }
 
 step_bench() {
-  "$build/bench/strata-bench/strata-bench" --only 'xsigma/gpu-*,unified/managed-*' \
+  "$build/bench/strata-bench/strata-bench" --only 'xsigma/gpu-*,unified/managed-*,gpu/fragmentation' \
     --allocators strata --out "$out/bench" --no-render
 }
 

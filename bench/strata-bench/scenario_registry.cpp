@@ -119,6 +119,20 @@ constexpr auto registry = std::to_array<scenario>({
      "CUDA backend where a GPU is present, else on the simulated device, whose copies are "
      "host memcpy with no cost model (the strategy names say which; MB = 2^20 bytes)",
      gpu_transfers, no_gpu_layer, false, strategies},
+    {"gpu/fragmentation", "000", "GPU fragmentation: growing lengths and random lifetimes",
+     "two sequences, each through a fresh instance of every strategy on the CUDA backend "
+     "where a GPU is present, else on the simulated device (8 GiB address-only, 250 µs per "
+     "allocate, free and physical granule; the strategy names say which): growing lengths "
+     "(lengths 10 to 30, per step a kept tensor of length x 1 MiB and a freed workspace of "
+     "length x 3 MiB) and random lifetimes (1,500 tensors of 512 B to 32 MiB, log-uniform, "
+     "on two streams, each freed on its stream 1 to 64 allocations later; fixed seed). "
+     "Strategies: strata::gpu::caching_allocator plain and with expandable segments, "
+     "strata::gpu::device_pool, the device's stream-ordered pool (cudaMallocAsync) and "
+     "direct allocation (cudaMalloc). Peak reserved is the device memory the instance held "
+     "at most (the device's free memory before it less after each call), peak allocated the "
+     "bytes live at most, fragmentation the share of the held memory not live at the held "
+     "peak; time is one run to the last stream's completion (MB = 2^20 bytes)",
+     gpu_scenario(gpu_fragmentation), no_gpu_layer, false, strategies},
 
     // 001 Cell
     {"cell/single-pairs", "001", "Single malloc+free, 16 B-16 KB",

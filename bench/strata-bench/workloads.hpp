@@ -27,6 +27,9 @@ void xsigma_tracking_overhead(const run_settings&, recorder&);
 void xsigma_gpu_allocators(const run_settings&, recorder&);
 // strategies: pageable host memory (malloc) and strata's pinned_pool, H2D and D2H
 void xsigma_gpu_transfers(const run_settings&, recorder&);
+// issue 37: caching plain and with expandable segments, device_pool, the
+// stream-ordered pool and direct allocation on two fragmentation-prone sequences
+void gpu_fragmentation(const run_settings&, recorder&);
 
 // 001 Cell
 void cell_single_pairs(const run_settings&, recorder&);

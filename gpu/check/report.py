@@ -133,14 +133,26 @@ def sanitizer_numbers(found, tool):
             "run": sum(1 for p in programs if p["cuda_tests"])}
 
 
+# gpu/fragmentation's figures the report shows, per sequence and strategy.
+FRAGMENTATION_FIGURES = ("peak reserved", "peak allocated", "peak reserved / peak allocated",
+                         "fragmentation at peak", "time")
+
+
 def bench_numbers(found):
     """strata-bench's backend and its median µs per block for each GPU allocation strategy."""
     results = found.json("bench", "results.json")
     if not results:
         return None
-    allocations, backend, scenarios = {}, None, []
+    allocations, backend, scenarios, fragmentation = {}, None, [], {}
     for result in results.get("results", []):
         scenarios.append(result["scenario"])
+        if result["scenario"] == "gpu/fragmentation":
+            for metric in result.get("metrics", []):
+                sequence, _, figure = metric["label"].partition(": ")
+                if figure in FRAGMENTATION_FIGURES:
+                    fragmentation.setdefault(sequence, {}).setdefault(
+                        metric["strategy"], {}).setdefault(figure, []).extend(metric["values"])
+            continue
         if result["scenario"] != "xsigma/gpu-allocators":
             continue
         backend = result.get("facts", {}).get("backend", backend)
@@ -152,8 +164,12 @@ def bench_numbers(found):
     medians = {case: {strategy: round(statistics.median(values), 3)
                       for strategy, values in strategies.items()}
                for case, strategies in allocations.items()}
-    return {"backend": backend, "us_per_block": medians, "scenarios": sorted(set(scenarios)),
-            "wall_seconds": results.get("wall_seconds")}
+    fragmentation = {sequence: {strategy: {figure: round(statistics.median(values), 3)
+                                           for figure, values in figures.items()}
+                                for strategy, figures in strategies.items()}
+                     for sequence, strategies in fragmentation.items()}
+    return {"backend": backend, "us_per_block": medians, "fragmentation": fragmentation,
+            "scenarios": sorted(set(scenarios)), "wall_seconds": results.get("wall_seconds")}
 
 
 def alloc_bench_numbers(found):
@@ -303,6 +319,13 @@ def bench_section(numbers):
             str(per_strategy.get(s, "-")) for s in strategies)))
     lines += ["", "µs per block allocated and freed (median of the rounds); scenarios run: %s; "
               "the full results are in bench/results.json." % ", ".join(numbers["scenarios"])]
+    for sequence, per_strategy in numbers.get("fragmentation", {}).items():
+        lines += ["", "gpu/fragmentation, %s (MB = 2^20 bytes, time in ms):" % sequence, "",
+                  "| Strategy | %s |" % " | ".join(FRAGMENTATION_FIGURES),
+                  "|---|%s" % ("---|" * len(FRAGMENTATION_FIGURES))]
+        lines += ["| %s | %s |" % (strategy, " | ".join(
+            str(figures.get(f, "-")) for f in FRAGMENTATION_FIGURES))
+                  for strategy, figures in per_strategy.items()]
     return lines
 
 

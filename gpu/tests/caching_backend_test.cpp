@@ -51,6 +51,37 @@ TYPED_TEST(caching_backend, CopiesReuseAndEmptyCache) {
   dev.destroy_stream(b);
 }
 
+// Expandable segments map and unmap through the backend's virtual memory
+// (the driver's calls on CUDA): a copy through a block that grew the segment
+// comes back intact, and empty_cache unmaps the free end.
+TYPED_TEST(caching_backend, ExpandableSegmentsGrowAndShrink) {
+  device& dev = *this->dev;
+  constexpr std::size_t bytes = std::size_t{12} << 20;
+  const stream a = dev.create_stream();
+  {
+    caching_config config;
+    config.expandable_segments = true;
+    caching_allocator cache(dev, config);
+    pinned_buffer pattern(dev, bytes);
+    pinned_buffer back(dev, bytes);
+    pattern.fill(5);
+    void* first = cache.allocate(bytes / 2, a);
+    cache.deallocate(first, bytes / 2, a);
+    void* p = cache.allocate(bytes, a);
+    EXPECT_EQ(p, first);  // the free end grew in place
+    dev.copy_async(p, pattern.data(), bytes, copy_kind::host_to_device, a);
+    dev.copy_async(back.data(), p, bytes, copy_kind::device_to_host, a);
+    dev.synchronize(a);
+    EXPECT_TRUE(back.holds(5));
+    EXPECT_EQ(cache.stats().all.segment.current, 1);
+    cache.deallocate(p, bytes, a);
+    cache.empty_cache();
+    EXPECT_EQ(cache.stats().all.reserved_bytes.current, 0);
+    EXPECT_EQ(cache.stats().all.segment.current, 0);
+  }
+  dev.destroy_stream(a);
+}
+
 // A block another stream borrows carries what the first stream's copy left in
 // it: the borrowing stream waited for that copy, and the host never did.
 TYPED_TEST(caching_backend, ABorrowedBlockSeesTheFirstStreamsCopy) {

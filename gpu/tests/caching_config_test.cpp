@@ -23,11 +23,13 @@ std::string error_of(const char* text) {
 TEST(caching_config_parse, ReadsEveryKey) {
   const caching_config config = parse_caching_config(
       "max_split_size_mb:64, roundup_power2_divisions:8,garbage_collection_threshold:0.75,"
-      "graph_pool_reserve_mb:96,backend:native");
+      "graph_pool_reserve_mb:96,expandable_segments:True,backend:native");
   EXPECT_EQ(config.max_split_size, std::size_t{64} << 20);
   EXPECT_EQ(config.roundup_power2_divisions, 8u);
   EXPECT_DOUBLE_EQ(config.garbage_collection_threshold, 0.75);
   EXPECT_EQ(config.graph_pool_reserve, std::size_t{96} << 20);
+  EXPECT_TRUE(config.expandable_segments);
+  EXPECT_FALSE(parse_caching_config("expandable_segments:False", config).expandable_segments);
 }
 
 // backend:cudaMallocAsync would be a silent no-op for this allocator: refused, naming what to use.
@@ -55,6 +57,7 @@ TEST(caching_config_parse, BadKeysAndValuesSayWhat) {
   EXPECT_NE(error_of("garbage_collection_threshold:x").find("wants a number"), std::string::npos);
   EXPECT_EQ(error_of("garbage_collection_threshold:0.6").size(), 0u);
   EXPECT_NE(error_of("backend:cuda").find("must be native"), std::string::npos);
+  EXPECT_NE(error_of("expandable_segments:yes").find("True or False"), std::string::npos);
   EXPECT_NE(error_of("graph_pool_reserve_mb:big").find("non-negative integer"), std::string::npos);
   EXPECT_EQ(error_of("max_split_size_mb:0").rfind("STRATA_GPU_ALLOC_CONF: ", 0), 0u);
 }

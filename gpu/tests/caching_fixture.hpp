@@ -22,6 +22,8 @@ class caching_test : public ::testing::Test {
  protected:
   // The device's capacity; a test that wants another sets it before make().
   std::size_t capacity = 256 * mib;
+  // Host-backed unless a test rehearses a device larger than it would touch.
+  memory_backing backing = memory_backing::host;
 
   void SetUp() override { make(); }
 
@@ -32,6 +34,7 @@ class caching_test : public ::testing::Test {
     destroy();
     simulated_config device_config;
     device_config.capacity = capacity;
+    device_config.backing = backing;
     sim = std::make_unique<simulated_device>(device_config);
     for (int i = 0; i < 4; ++i) streams.push_back(sim->create_stream());
     cache = std::make_unique<caching_allocator>(*sim, config);

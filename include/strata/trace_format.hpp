@@ -57,6 +57,8 @@ enum class device_op : std::uint8_t {
   segment_alloc = 19,   // address = a segment taken from the device (cudaMalloc), size = its bytes
   segment_free = 20,    // address = a segment given back to the device, size = its bytes
   oom = 21,             // an allocation of `size` bytes that failed; address 0
+  segment_map = 22,     // an expandable segment grew: `size` bytes mapped at `address`
+  segment_unmap = 23,   // an expandable segment shrank: `size` bytes unmapped at `address`
 };
 
 struct device_record {

@@ -27,7 +27,7 @@ inline bool known_op(op kind) noexcept {
 inline bool known_op(device_op kind) noexcept {
   auto v = static_cast<std::uint8_t>(kind);
   return v >= static_cast<std::uint8_t>(device_op::alloc) &&
-         v <= static_cast<std::uint8_t>(device_op::oom);
+         v <= static_cast<std::uint8_t>(device_op::segment_unmap);
 }
 
 // What is wrong with one host record, or nothing; `offset` is where it starts.

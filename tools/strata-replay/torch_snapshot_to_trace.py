@@ -4,8 +4,8 @@
 A snapshot is the pickle that torch.cuda.memory._dump_snapshot() writes (the
 dict torch.cuda.memory._snapshot() returns). Its "device_traces" hold, per
 device, the caching allocator's actions: alloc, free_requested,
-free_completed, segment_alloc, segment_free, segment_map, segment_unmap
-(expandable segments: counted as segment_alloc and segment_free), oom, with
+free_completed, segment_alloc, segment_free, segment_map and segment_unmap
+(expandable segments), oom, with
 addr, size and stream. They become device_records (include/strata/trace_format.hpp,
 docs/trace.md) that `strata-replay --gpu` replays. torch is not needed: the
 pickle is read with the standard library, and one that names any class (a
@@ -28,9 +28,9 @@ KINDS = {
     "free_completed": 18,
     "segment_alloc": 19,
     "segment_free": 20,
-    "segment_map": 19,
-    "segment_unmap": 20,
     "oom": 21,
+    "segment_map": 22,
+    "segment_unmap": 23,
 }
 RECORD = struct.Struct("<QQQQIBBH")
 

@@ -68,12 +68,17 @@ inline void change(caching_stat& stat, std::int64_t delta) {
 }
 
 // A segment as the device handed it out; its first block never merges away.
+// An expandable segment is a reservation of `span` bytes whose first `size`
+// bytes are mapped, one granule per mapping; its blocks cover just those.
 struct segment_record {
   std::size_t size;
   stream_ref on;
   pool_kind kind;
   pool_number pool;
   block* head;
+  std::size_t span = 0;  // 0: memory from the device's allocate
+
+  bool expandable() const noexcept { return span != 0; }
 };
 
 // An event recorded on a stream, and the freed blocks that wait for it.
@@ -244,6 +249,9 @@ struct caching_allocator::state {
   // The streams that last used a segment's blocks.
   static std::vector<stream_ref> streams_of(const segment_record& segment);
 
+  // Hand a segment's memory back to the device (unmapping an expandable one).
+  void give_back(std::uintptr_t address, const segment_record& segment);
+
   // Give one fully free segment back to the device; the caller has waited
   // for the streams that used it.
   std::map<std::uintptr_t, segment_record>::iterator release(
@@ -256,6 +264,27 @@ struct caching_allocator::state {
   // Before a new segment of `bytes` lifts the reserved bytes above the
   // threshold, give back whole free segments, longest free first.
   void collect_garbage(std::size_t bytes);
+
+  // ---- expandable segments (expandable_segments.cpp) -------------------------------
+  // The miss path with expandable segments: grow the segment of `s` and
+  // `kind` so a block of `size` ends it; on running out, the cache goes back
+  // to the device and the device is asked once more.
+  block* grow(pool_kind kind, const stream_ref& s, std::size_t size, std::size_t requested);
+  // Map enough granules at the end of the segment of `s` and `kind` (reserved
+  // now if there is none) for a block of `size` there; null when the device
+  // is out of memory, with what this call mapped unmapped again.
+  block* try_grow(pool_kind kind, const stream_ref& s, std::size_t size);
+  // Unmap the whole granules of the free block at the end of an expandable
+  // segment (the caller has waited for its stream); the segment goes when
+  // nothing is left mapped. The next segment.
+  std::map<std::uintptr_t, segment_record>::iterator shrink(
+      std::map<std::uintptr_t, segment_record>::iterator it);
+  // Unmap [base + from, base + to) granule by granule, counting it.
+  void unmap_range(std::uintptr_t base, segment_record& segment, std::size_t from, std::size_t to);
+  // A free block goes back into its pool's free set, counted as cached.
+  void recache(block* b);
+  // The device's granule for mappings, asked once.
+  std::size_t granule = 0;
 
   // ---- graph pools (graph_pools.cpp) ------------------------------------------------
   // Whether a graph pool is allocating: a capture may be under way.

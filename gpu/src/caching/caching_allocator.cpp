@@ -163,7 +163,8 @@ void* caching_allocator::state::allocate(std::size_t bytes, stream s) {
     ++stats.cache_hits;
     ++stats.cross_stream_reuses;
   } else {
-    b = new_segment(kind, on, size, bytes, 0);
+    b = config.expandable_segments ? grow(kind, on, size, bytes)
+                                   : new_segment(kind, on, size, bytes, 0);
     ++stats.cache_misses;
   }
   return hand_out(b, size, bytes);

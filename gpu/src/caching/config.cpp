@@ -62,6 +62,10 @@ void apply(caching_config& config, std::string_view key, std::string_view value)
     if (mib > (static_cast<std::size_t>(-1) >> 20))
       reject("graph_pool_reserve_mb is too large: " + std::string(value));
     config.graph_pool_reserve = mib << 20;
+  } else if (key == "expandable_segments") {
+    if (value != "True" && value != "False")
+      reject("expandable_segments must be True or False, not " + std::string(value));
+    config.expandable_segments = value == "True";
   } else if (key == "backend") {
     if (value == "cudaMallocAsync")
       reject(
@@ -72,7 +76,8 @@ void apply(caching_config& config, std::string_view key, std::string_view value)
     reject(std::string("unknown key \"")
                .append(key)
                .append("\" (known: max_split_size_mb, roundup_power2_divisions, "
-                       "garbage_collection_threshold, graph_pool_reserve_mb, backend)"));
+                       "garbage_collection_threshold, graph_pool_reserve_mb, expandable_segments, "
+                       "backend)"));
   }
 }
 

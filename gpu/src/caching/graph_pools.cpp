@@ -59,7 +59,8 @@ block* caching_allocator::state::take_for_graph(pool_number number, pool_kind ki
         *std::find_if(graph_pools.begin(), graph_pools.end(),
                       [&](const graph_pool& p) { return p.number == number; });
     for (auto& [address, segment] : segments) {
-      if (segment.pool != 0 || segment.kind != kind || segment.size < size || !all_cached(segment))
+      if (segment.pool != 0 || segment.expandable() || segment.kind != kind ||
+          segment.size < size || !all_cached(segment))
         continue;
       bool idle_at_begin = true;
       for (const block* part = segment.head; part != nullptr; part = part->next)

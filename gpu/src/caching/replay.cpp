@@ -94,7 +94,12 @@ recorded_summary summarize(const std::vector<device_record>& records) {
         reserved += r.size;
         out.peak_reserved = std::max(out.peak_reserved, reserved);
         break;
+      case device_op::segment_map:  // expandable segments take memory without a cudaMalloc
+        reserved += r.size;
+        out.peak_reserved = std::max(out.peak_reserved, reserved);
+        break;
       case device_op::segment_free:
+      case device_op::segment_unmap:
         reserved -= std::min(reserved, static_cast<std::size_t>(r.size));
         break;
       case device_op::oom:

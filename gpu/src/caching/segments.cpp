@@ -72,7 +72,7 @@ std::vector<stream_ref> caching_allocator::state::streams_of(const segment_recor
 std::map<std::uintptr_t, segment_record>::iterator caching_allocator::state::release(
     std::map<std::uintptr_t, segment_record>::iterator it) {
   const segment_record segment = it->second;
-  dev.deallocate(segment.head->ptr);
+  give_back(it->first, segment);
   for (block* b = segment.head; b != nullptr;) {
     block* next = b->next;
     uncache(pool(b->kind).find(b));
@@ -88,6 +88,18 @@ std::map<std::uintptr_t, segment_record>::iterator caching_allocator::state::rel
   return segments.erase(it);
 }
 
+// A device allocation goes back whole; an expandable segment is unmapped a
+// granule at a time (whole mappings only), then its reservation goes.
+void caching_allocator::state::give_back(std::uintptr_t address, const segment_record& segment) {
+  if (!segment.expandable()) {
+    dev.deallocate(reinterpret_cast<void*>(address));
+    return;
+  }
+  for (std::size_t at = 0; at < segment.size; at += granule)
+    dev.unmap(reinterpret_cast<void*>(address + at), granule);
+  dev.release_address(reinterpret_cast<void*>(address), segment.span);
+}
+
 // empty_cache: wait for pending frees and for the streams that last used the
 // free segments, then give those back. Destroyed streams' events go once no
 // block handed out on them is left.
@@ -98,14 +110,31 @@ void caching_allocator::state::release_cached() {
   finish_deferred();
   collect_events(true);
   std::vector<stream_ref> streams;
+  const auto waits_for = [&](const stream_ref& s) {
+    if (!s.settled() && std::find(streams.begin(), streams.end(), s) == streams.end())
+      streams.push_back(s);
+  };
   for (const auto& [address, segment] : segments) {
-    if (segment.pool != 0 || !all_cached(segment)) continue;
-    for (const stream_ref& s : streams_of(segment))
-      if (std::find(streams.begin(), streams.end(), s) == streams.end()) streams.push_back(s);
+    if (segment.pool != 0) continue;
+    if (segment.expandable()) {
+      // The free blocks at its end, which shrink merges and unmaps.
+      const block* last = segment.head;
+      while (last->next != nullptr) last = last->next;
+      for (; last != nullptr && last->cached(); last = last->prev) waits_for(last->on);
+      continue;
+    }
+    if (!all_cached(segment)) continue;
+    for (const stream_ref& s : streams_of(segment)) waits_for(s);
   }
   wait_for(streams);
-  for (auto it = segments.begin(); it != segments.end();)
-    it = it->second.pool == 0 && all_cached(it->second) ? release(it) : std::next(it);
+  for (auto it = segments.begin(); it != segments.end();) {
+    if (it->second.pool != 0)
+      ++it;
+    else if (it->second.expandable())
+      it = shrink(it);
+    else
+      it = all_cached(it->second) ? release(it) : std::next(it);
+  }
   std::erase_if(retired, [&](const auto& entry) {
     for (const auto& [address, segment] : segments)
       for (const block* b = segment.head; b != nullptr; b = b->next)
@@ -146,7 +175,7 @@ caching_allocator::state::~state() {
     for (const event e : spare_events) dev.destroy_event(e);
     for (const auto& [id, e] : retired) dev.destroy_event(e);
     if (hop.handle != nullptr) dev.destroy_event(hop);
-    for (const auto& [address, segment] : segments) dev.deallocate(segment.head->ptr);
+    for (const auto& [address, segment] : segments) give_back(address, segment);
   } catch (const device_error&) {
     // A device that fails while shutting down leaves nothing to give back to.
   }

@@ -145,6 +145,10 @@ const char* to_string(trace_action action) noexcept {
       return "segment_alloc";
     case trace_action::segment_free:
       return "segment_free";
+    case trace_action::segment_map:
+      return "segment_map";
+    case trace_action::segment_unmap:
+      return "segment_unmap";
     case trace_action::oom:
       return "oom";
   }

@@ -27,6 +27,29 @@ std::string expand(const std::string& pattern, int device) {
 
 }  // namespace
 
+// The file's code for an action (trace_format.hpp keeps codes once written).
+trace::device_op device_op_of(trace_action action) {
+  switch (action) {
+    case trace_action::alloc:
+      return trace::device_op::alloc;
+    case trace_action::free_requested:
+      return trace::device_op::free_requested;
+    case trace_action::free_completed:
+      return trace::device_op::free_completed;
+    case trace_action::segment_alloc:
+      return trace::device_op::segment_alloc;
+    case trace_action::segment_free:
+      return trace::device_op::segment_free;
+    case trace_action::segment_map:
+      return trace::device_op::segment_map;
+    case trace_action::segment_unmap:
+      return trace::device_op::segment_unmap;
+    case trace_action::oom:
+      break;
+  }
+  return trace::device_op::oom;
+}
+
 // The action as the file keeps it; the stream is its handle's value.
 trace::device_record to_record(const trace_entry& entry, int device) {
   trace::device_record r{};
@@ -36,8 +59,7 @@ trace::device_record to_record(const trace_entry& entry, int device) {
   r.size = asked ? entry.requested : entry.size;
   r.stream = reinterpret_cast<std::uintptr_t>(entry.on.handle);
   r.device = static_cast<std::uint32_t>(device);
-  r.kind = static_cast<trace::device_op>(static_cast<std::uint8_t>(trace::device_op::alloc) +
-                                         static_cast<std::uint8_t>(entry.action));
+  r.kind = device_op_of(entry.action);
   return r;
 }
 

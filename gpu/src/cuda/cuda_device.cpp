@@ -1,5 +1,7 @@
 #include <strata/gpu/cuda.hpp>
 
+#include "driver_memory.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -213,6 +215,57 @@ class cuda_device final : public device {
   void trim_to(std::size_t bytes) override {
     bound_device bind(ordinal_);
     check(cudaMemPoolTrimTo(own_pool(), bytes), "cudaMemPoolTrimTo");
+  }
+
+  // The driver's calls act on the current context: cudaSetDevice makes the
+  // device's primary context current (and creates it) even when the device
+  // is already the current one.
+  std::size_t vm_granularity() override {
+    bound_device bind(ordinal_);
+    check(cudaSetDevice(ordinal_), "cudaSetDevice");
+    return cuda::granularity(ordinal_);
+  }
+
+  void* reserve_address(std::size_t bytes) override {
+    bound_device bind(ordinal_);
+    check(cudaSetDevice(ordinal_), "cudaSetDevice");
+    return cuda::reserve(bytes);
+  }
+
+  void release_address(void* base, std::size_t bytes) override {
+    bound_device bind(ordinal_);
+    check(cudaSetDevice(ordinal_), "cudaSetDevice");
+    cuda::release(base, bytes);
+  }
+
+  physical_memory create_physical(std::size_t bytes) override {
+    bound_device bind(ordinal_);
+    check(cudaSetDevice(ordinal_), "cudaSetDevice");
+    return cuda::create(ordinal_, bytes);
+  }
+
+  void release_physical(physical_memory memory) override {
+    bound_device bind(ordinal_);
+    check(cudaSetDevice(ordinal_), "cudaSetDevice");
+    cuda::release(memory);
+  }
+
+  void map(void* p, std::size_t bytes, physical_memory memory) override {
+    bound_device bind(ordinal_);
+    check(cudaSetDevice(ordinal_), "cudaSetDevice");
+    cuda::map(p, bytes, memory);
+  }
+
+  void set_access(void* p, std::size_t bytes) override {
+    bound_device bind(ordinal_);
+    check(cudaSetDevice(ordinal_), "cudaSetDevice");
+    cuda::set_access(ordinal_, p, bytes);
+  }
+
+  void unmap(void* p, std::size_t bytes) override {
+    bound_device bind(ordinal_);
+    check(cudaSetDevice(ordinal_), "cudaSetDevice");
+    cuda::unmap(p, bytes);
   }
 
   void* allocate_pinned(std::size_t bytes) override {

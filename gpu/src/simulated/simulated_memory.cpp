@@ -1,5 +1,5 @@
 // The simulated device's memory: synchronous device memory, the stream-ordered
-// pool, pinned and managed host memory, and the failure injection.
+// pool, virtual memory, pinned and managed host memory, and the failure injection.
 #include "latency.hpp"
 #include "system_state.hpp"
 
@@ -219,6 +219,101 @@ void simulated_device::trim_to(std::size_t bytes) {
   auto& st = shared();
   std::lock_guard lock(st.mutex);
   st.devices[ordinal_]->release_cached(bytes);
+}
+
+// cuMemGetAllocationGranularity.
+std::size_t simulated_device::vm_granularity() {
+  simulated_system::state::enter("vm_granularity");
+  return shared().devices[ordinal_]->vm.granularity();
+}
+
+// cuMemAddressReserve: address space only, outside the capacity.
+void* simulated_device::reserve_address(std::size_t bytes) {
+  simulated_system::state::enter("reserve_address");
+  auto& st = shared();
+  {
+    std::lock_guard lock(st.mutex);
+    st.check_capture_safe("reserve_address (cuMemAddressReserve)");
+  }
+  return st.devices[ordinal_]->vm.reserve(bytes);
+}
+
+// cuMemAddressFree.
+void simulated_device::release_address(void* base, std::size_t bytes) {
+  simulated_system::state::enter("release_address");
+  auto& st = shared();
+  {
+    std::lock_guard lock(st.mutex);
+    st.check_capture_safe("release_address (cuMemAddressFree)");
+  }
+  st.devices[ordinal_]->vm.release(base, bytes);
+}
+
+// cuMemCreate: the latency of a device allocation, then the capacity check;
+// cached stream-ordered memory is given back once before failing.
+physical_memory simulated_device::create_physical(std::size_t bytes) {
+  simulated_system::state::enter("create_physical");
+  auto& st = shared();
+  device_state& d = *st.devices[ordinal_];
+  {
+    std::lock_guard lock(st.mutex);
+    st.check_capture_safe("create_physical (cuMemCreate)");
+  }
+  spend(d.config.allocate_latency);
+  std::lock_guard lock(st.mutex);
+  st.reap(d, false);
+  count_allocation(d, "create_physical", bytes);
+  const std::uint64_t handle = d.vm.create(bytes);
+  if (bytes > d.config.capacity - d.used) d.release_cached(0);
+  if (bytes > d.config.capacity - d.used) {
+    d.vm.release_handle(handle);
+    throw_out_of_memory(d, "create_physical", bytes);
+  }
+  d.used += bytes;
+  return physical_memory{handle};
+}
+
+// cuMemRelease: the memory goes back once no mapping uses it either (the
+// free's latency is spent where memory goes back).
+void simulated_device::release_physical(physical_memory memory) {
+  simulated_system::state::enter("release_physical");
+  auto& st = shared();
+  device_state& d = *st.devices[ordinal_];
+  std::lock_guard lock(st.mutex);
+  st.check_capture_safe("release_physical (cuMemRelease)");
+  const std::size_t freed = d.vm.release_handle(memory.handle);
+  if (freed != 0) spend(d.config.free_latency);
+  d.used -= freed;
+}
+
+// cuMemMap.
+void simulated_device::map(void* p, std::size_t bytes, physical_memory memory) {
+  simulated_system::state::enter("map");
+  auto& st = shared();
+  std::lock_guard lock(st.mutex);
+  st.check_capture_safe("map (cuMemMap)");
+  st.devices[ordinal_]->vm.map(p, bytes, memory.handle);
+}
+
+// cuMemSetAccess, read and write for this device.
+void simulated_device::set_access(void* p, std::size_t bytes) {
+  simulated_system::state::enter("set_access");
+  auto& st = shared();
+  std::lock_guard lock(st.mutex);
+  st.check_capture_safe("set_access (cuMemSetAccess)");
+  st.devices[ordinal_]->vm.set_access(p, bytes);
+}
+
+// cuMemUnmap: returns at once; queued work that touches the range later is a violation.
+void simulated_device::unmap(void* p, std::size_t bytes) {
+  simulated_system::state::enter("unmap");
+  auto& st = shared();
+  device_state& d = *st.devices[ordinal_];
+  std::lock_guard lock(st.mutex);
+  st.check_capture_safe("unmap (cuMemUnmap)");
+  const std::size_t freed = d.vm.unmap(p, bytes);
+  if (freed != 0) spend(d.config.free_latency);
+  d.used -= freed;
 }
 
 // cudaMallocHost: plain page-aligned host memory stands in for page-locked memory.

@@ -401,7 +401,8 @@ void simulated_device::destroy_graph(graph g) {
 
 // cudaMemcpyAsync: a memcpy in stream order; address-only memory has nothing to
 // copy. Managed memory on the side the kind names the device's is a device
-// touch. Memory freed before the copy runs is a violation.
+// touch. Memory freed before the copy runs, or reserved memory not mapped
+// and accessible when it runs, is a violation.
 void simulated_device::copy_async(void* dst, const void* src, std::size_t bytes, copy_kind kind,
                                   stream s) {
   if (bytes == 0) return;
@@ -424,7 +425,10 @@ void simulated_device::copy_async(void* dst, const void* src, std::size_t bytes,
         }
         simulated::spend(d.managed->touch(src, bytes, reader, false) +
                          d.managed->touch(dst, bytes, writer, true));
-        if (moves_bytes) std::memcpy(dst, src, bytes);
+        const auto refused = d.vm.touch(dst, src, bytes, [&] {
+          if (moves_bytes) std::memcpy(dst, src, bytes);
+        });
+        if (refused) st.report(describe("copy_async", dst, bytes) + ": " + *refused);
       },
       "copy_async");
 }
@@ -444,7 +448,10 @@ void simulated_device::memset_async(void* p, int value, std::size_t bytes, strea
           return;
         }
         simulated::spend(d.managed->touch(p, bytes, memory_location::device, true));
-        if (writes_bytes) std::memset(p, value, bytes);
+        const auto refused = d.vm.touch(p, nullptr, bytes, [&] {
+          if (writes_bytes) std::memset(p, value, bytes);
+        });
+        if (refused) st.report(describe("memset_async", p, bytes) + ": " + *refused);
       },
       "memset_async");
 }

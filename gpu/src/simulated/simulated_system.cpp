@@ -19,7 +19,8 @@ namespace simulated {
 
 // The address-only range is twice the capacity: freed memory is held back
 // while queued work may touch it, and the capacity must stay usable meanwhile.
-device_state::device_state(int number, const simulated_config& c) : ordinal(number), config(c) {
+device_state::device_state(int number, const simulated_config& c)
+    : ordinal(number), config(c), vm(c.vm_granularity, c.backing == memory_backing::host) {
   managed.emplace(config.managed);
   if (config.backing == memory_backing::address_only) space.emplace(2 * config.capacity);
 }

@@ -15,6 +15,7 @@
 #include "managed_memory.hpp"
 #include "quarantine.hpp"
 #include "stream_queue.hpp"
+#include "virtual_memory.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -98,6 +99,7 @@ struct device_state {
   std::map<std::thread::id, std::unique_ptr<stream_entry>> per_thread;
   std::vector<std::shared_ptr<stream_queue>> retiring;  // destroyed, work still queued
   quarantine freed;
+  virtual_memory vm;
   std::size_t fail_countdown = 0;
   bool out_of_memory = false;
   std::mutex host_error_mutex;
@@ -106,7 +108,10 @@ struct device_state {
   device_state(int number, const simulated_config& c);
 
   // Whether the backing has bytes behind `p` (host-backed, not address-only).
-  bool has_bytes(const void* p) const { return !space || !space->contains(p); }
+  bool has_bytes(const void* p) const {
+    if (vm.contains(p)) return !space;
+    return !space || !space->contains(p);
+  }
   // Take `bytes` (already rounded) from the capacity and the backing; null when it does not fit.
   void* take(std::size_t bytes);
   // Return memory to the backing (the capacity was returned at the free).

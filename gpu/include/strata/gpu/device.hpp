@@ -101,6 +101,13 @@ enum class memory_advice {
   unset_accessed_by,
 };
 
+// Physical device memory made for mapping into a reserved address range
+// (cuMemCreate's handle): it holds memory until released and unmapped.
+struct physical_memory {
+  std::uint64_t handle = 0;
+  friend bool operator==(physical_memory, physical_memory) = default;
+};
+
 // Host work run in stream order (cudaLaunchHostFunc). CUDA runs host
 // functions on one internal thread, one after another, so a host function that
 // blocks holds every stream's host functions. It must not call the device
@@ -133,6 +140,33 @@ class device {
   virtual void set_release_threshold(std::size_t bytes) = 0;
   // Give cached stream-ordered memory back until at most `bytes` stay cached.
   virtual void trim_to(std::size_t bytes) = 0;
+
+  // ---- virtual memory (cuMemAddressReserve, cuMemCreate, cuMemMap) -----------
+  // Address ranges reserved apart from physical memory, which is made in
+  // pieces and mapped into them, so one range can grow and shrink in place.
+  // Sizes and addresses are multiples of vm_granularity(); memory is touchable
+  // only once mapped and made accessible (set_access), and touching anything
+  // else is an error. None of these waits for queued work (the caller makes
+  // sure none still uses what it unmaps) or may run during a capture.
+  // The unit of reservation, physical memory and mapping
+  // (cuMemGetAllocationGranularity, minimum).
+  virtual std::size_t vm_granularity() = 0;
+  // Reserve `bytes` of address space; no memory is behind it yet.
+  virtual void* reserve_address(std::size_t bytes) = 0;
+  // Give back a whole reservation, once nothing in it is mapped.
+  virtual void release_address(void* base, std::size_t bytes) = 0;
+  // Physical memory of `bytes`, taken from the device's memory
+  // (out_of_memory when it does not fit).
+  virtual physical_memory create_physical(std::size_t bytes) = 0;
+  // Release the handle; the memory goes back once no mapping uses it either.
+  virtual void release_physical(physical_memory memory) = 0;
+  // Map all of `memory` (its size is `bytes`) at `p` inside a reservation,
+  // where nothing is mapped; it stays inaccessible until set_access.
+  virtual void map(void* p, std::size_t bytes, physical_memory memory) = 0;
+  // Let this device read and write the mapped range [p, p + bytes).
+  virtual void set_access(void* p, std::size_t bytes) = 0;
+  // Unmap [p, p + bytes), whole mappings only.
+  virtual void unmap(void* p, std::size_t bytes) = 0;
 
   // ---- host memory -----------------------------------------------------------
   // Page-locked host memory for fast, asynchronous transfers. Freeing does

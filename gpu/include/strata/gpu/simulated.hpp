@@ -19,6 +19,9 @@
 //   not wait for queued work: the memory is poisoned and held back until every
 //   stream has passed the free, and queued work that touches it is a
 //   violation (see violation_policy);
+// - virtual memory is reserved, made, mapped and opened (set_access) in
+//   granules, and queued work that touches reserved memory where nothing
+//   accessible is mapped is a violation too;
 // - host functions run on one thread, in order, and may not call the device;
 // - a capturing stream records its work into a graph, and calls CUDA deems
 //   unsafe fail with errc::capture and invalidate the capture (global mode:
@@ -37,10 +40,11 @@
 // ahead on a stream at a lower one (managed_model). Device touches are the
 // device's memsets and copies; the host announces its touches (host_access).
 // The configured latency is spent on every synchronous allocate and
-// deallocate, and whenever the stream-ordered pool takes memory from the
-// device or gives it back. Like CUDA's pool, cached stream-ordered memory above
-// the release threshold (default 0) goes back at each synchronisation; on
-// running out, the pool gives back what it caches and retries once.
+// deallocate, for each piece of physical memory made (create_physical) and
+// when one goes back (the release or unmap that frees it), and whenever the
+// stream-ordered pool takes memory from the device or gives it back. Like CUDA's pool, cached
+// stream-ordered memory above the release threshold (default 0) goes back at each synchronisation;
+// on running out, the pool gives back what it caches and retries once.
 #ifndef STRATA_GPU_SIMULATED_HPP
 #define STRATA_GPU_SIMULATED_HPP
 
@@ -92,6 +96,9 @@ struct simulated_config {
   std::chrono::nanoseconds free_latency{0};
   // Every device allocation is rounded up to, and aligned on, this power of two.
   std::size_t granularity = 256;
+  // The unit of virtual-memory reservations, physical memory and mappings
+  // (a power of two, a multiple of 4 KiB; CUDA's is 2 MiB on current GPUs).
+  std::size_t vm_granularity = std::size_t{2} << 20;
   managed_model managed;
   // Fill freed host-backed memory with a poison byte and check it at release
   // (a benchmark that times frees may turn the fill off).
@@ -150,6 +157,14 @@ class simulated_device final : public device {
   void deallocate_async(void* p, stream s) override;
   void set_release_threshold(std::size_t bytes) override;
   void trim_to(std::size_t bytes) override;
+  std::size_t vm_granularity() override;
+  void* reserve_address(std::size_t bytes) override;
+  void release_address(void* base, std::size_t bytes) override;
+  physical_memory create_physical(std::size_t bytes) override;
+  void release_physical(physical_memory memory) override;
+  void map(void* p, std::size_t bytes, physical_memory memory) override;
+  void set_access(void* p, std::size_t bytes) override;
+  void unmap(void* p, std::size_t bytes) override;
   void* allocate_pinned(std::size_t bytes) override;
   void deallocate_pinned(void* p) override;
   void* allocate_managed(std::size_t bytes) override;
@@ -187,7 +202,7 @@ class simulated_device final : public device {
   void launch_kernel(stream s, host_work work);
 
   // Failure injection: each device allocation call (allocate, allocate_async,
-  // allocate_managed) counts, whether or not a cache serves it. The nth such
+  // allocate_managed, create_physical) counts, whether or not a cache serves it. The nth such
   // call from now throws out_of_memory (0 cancels).
   void fail_nth_allocation(std::size_t n);
   // While on, every device allocation call throws out_of_memory.

@@ -27,6 +27,13 @@ struct caching_config {
   // PyTorch empties the cache just before a capture, so the idle segments a
   // pool may also adopt are often gone).
   std::size_t graph_pool_reserve = std::size_t{64} << 20;
+  // One growing segment per stream and pool instead of many fixed ones: a
+  // range of address space as large as the device is reserved, and physical
+  // memory is mapped at its end in the device's granules as it is needed and
+  // unmapped from its end as it empties (empty_cache, running out), so a
+  // workload whose sizes keep changing reuses one span rather than stranding
+  // memory in segments it cannot use (PyTorch's expandable_segments).
+  bool expandable_segments = false;
   // Entries the trace ring keeps; 0 records nothing (and turns off the
   // what-if replay of the out-of-memory report, which replays the ring).
   std::size_t trace_capacity = 4096;
@@ -50,7 +57,8 @@ struct caching_config {
 // Parse "key:value,key:value" with the keys max_split_size_mb (an integer of
 // MiB, above the small-request limit), roundup_power2_divisions (a power of
 // two), garbage_collection_threshold (a fraction in (0, 1)) and
-// graph_pool_reserve_mb (an integer of MiB) over `base`. backend:native is
+// graph_pool_reserve_mb (an integer of MiB) and expandable_segments (True or
+// False) over `base`. backend:native is
 // accepted (it is what this allocator is); backend:cudaMallocAsync is refused,
 // naming strata's async_resource and the frameworks' own pools instead.
 // A bad key or value throws std::invalid_argument naming it.

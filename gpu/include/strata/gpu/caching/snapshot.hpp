@@ -25,6 +25,8 @@ enum class trace_action {
   free_completed,  // a block back in the cache
   segment_alloc,   // a segment taken from the device
   segment_free,    // a segment given back to the device
+  segment_map,     // an expandable segment grew: memory mapped at its end
+  segment_unmap,   // an expandable segment shrank: memory unmapped from its end
   oom,             // an allocation that failed
 };
 
