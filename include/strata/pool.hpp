@@ -428,13 +428,6 @@ class basic_fixed_pool {
   }
 
   // Abort, in a checked pool, if `p` (in a chunk of this pool) is not the start
-  // of a block, or the block is free already.
-  void check_block(const void* p, const char* where) const noexcept {
-    check_start(p, where);
-    check_not_free(p, where);
-  }
-
-  // Abort, in a checked pool, if `p` (in a chunk of this pool) is not the start
   // of a block.
   void check_start(const void* p, const char* where) const noexcept {
     if constexpr (Config.checked) {
@@ -447,7 +440,7 @@ class basic_fixed_pool {
     }
   }
 
-  // Give back a block check_free() or check_block() has passed: for callers
+  // Give back a block check_free() has passed: for callers
   // that check where the block is freed and push it later, elsewhere. A pool
   // with a lock looks at the free mark again under it: another thread may have
   // freed the block since.
@@ -481,9 +474,9 @@ class basic_fixed_pool {
   }
 
   // Abort, in a checked pool, if `p` lies in the newest chunk's part not carved
-  // yet; for a thread that does not own a pool with no lock, which reads the
-  // owner's carving bounds as they were when `p` could last have been handed
-  // over (the bounds are atomics, relaxed: plain loads and stores).
+  // yet; a thread that does not own a pool with no lock may call it too, and
+  // reads the owner's carving bounds as they were when `p` could last have been
+  // handed over (the bounds are atomics, relaxed: plain loads and stores).
   void check_handed_out_remote(const void* p, const char* where) const noexcept {
     if constexpr (Config.checked) {
       char* end = bump_end_.load(std::memory_order_relaxed);
