@@ -47,6 +47,7 @@
 #include <strata/gpu/caching/snapshot.hpp>
 #include <strata/gpu/caching/statistics.hpp>
 #include <strata/gpu/device.hpp>
+#include <strata/gpu/liveness.hpp>
 #include <strata/gpu/memory_access.hpp>
 #include <strata/gpu/stream_ordered_resource.hpp>
 
@@ -71,7 +72,9 @@ class caching_allocator : public stream_ordered_resource<caching_allocator> {
   static constexpr memory_access access = memory_access::device;
 
   explicit caching_allocator(device& dev, caching_config config = {});
-  // Waits for the device, then gives every segment back, blocks still handed out included.
+  // Waits for the device, then gives every segment back, blocks still handed out
+  // included. A call on a destroyed allocator, or a second destructor call, is
+  // one line and abort.
   ~caching_allocator();
   caching_allocator(const caching_allocator&) = delete;
   caching_allocator& operator=(const caching_allocator&) = delete;
@@ -136,6 +139,7 @@ class caching_allocator : public stream_ordered_resource<caching_allocator> {
 
  private:
   struct state;
+  liveness life_{"caching_allocator"};
   std::unique_ptr<state> state_;
 };
 
