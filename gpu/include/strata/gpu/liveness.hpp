@@ -1,4 +1,5 @@
-// strata GPU resources: the word by which a resource knows it is alive, so that
+// strata GPU resources: the word by which a resource knows it is alive (the
+// host allocators' lifetime_word, with the resource's name), so that
 // a call on a destroyed resource, or a second destructor, is one line and abort
 // instead of a crash, a hang or a silent reuse of freed state. A resource
 // checks it at the start of each call (which takes the resource's mutex and
@@ -8,7 +9,6 @@
 
 #include <strata/resource.hpp>
 
-#include <cstdint>
 #include <cstdio>
 
 namespace strata::gpu {
@@ -22,24 +22,18 @@ class liveness {
 
   // Abort unless alive: "strata: use of a destroyed <kind> in <kind>::<call>".
   void check(const char* call) const noexcept {
-    if (read() != alive) [[unlikely]]
+    if (!word_.alive()) [[unlikely]]
       report(call);
   }
 
-  // The resource's destructor begins: abort if it ran before, else remember it
-  // did. Volatile: a store into an object that is ending is otherwise dropped.
+  // The resource's destructor begins: abort if it ran before, else remember it did.
   void end() noexcept {
-    if (read() != alive) [[unlikely]]
+    if (!word_.alive()) [[unlikely]]
       report(nullptr);
-    *static_cast<volatile std::uint64_t*>(&word_) = 0;
+    word_.end("destroyed twice", kind_, this);
   }
 
  private:
-  // Read as memory holds it, after a destructor too.
-  std::uint64_t read() const noexcept {
-    return *static_cast<const volatile std::uint64_t*>(&word_);
-  }
-
   // "use of a destroyed <kind> in <kind>::<call>", or with no call (the
   // destructor's) "<kind> destroyed twice in <kind>::~<kind>".
   [[noreturn, gnu::cold, gnu::noinline]] void report(const char* call) const noexcept {
@@ -55,9 +49,7 @@ class liveness {
     ::strata::detail::report_misuse(what, where, this);
   }
 
-  // Any value a fresh or zeroed object is unlikely to hold.
-  static constexpr std::uint64_t alive = 0x53545241544C4956u;
-  std::uint64_t word_ = alive;
+  ::strata::detail::lifetime_word word_;
   const char* kind_;
 };
 
