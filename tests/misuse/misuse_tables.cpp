@@ -73,7 +73,8 @@ std::string misuse_page(const std::vector<row>& rows) {
       "those marked \"not run here\" (the malloc override's, checked under `LD_PRELOAD` in\n"
       "`tests/override`; the C library's). n/a says why a case cannot arise.\n"
       "`tests/fuzz/misuse_fuzz.cpp` drives\n"
-      "the same misuses in random sequences over two instances of each allocator.\n\n"
+      "the same misuses in random sequences over two instances of each allocator, and\n"
+      "`gpu/tests/misuse/gpu_misuse_fuzz.cpp` over two of each GPU resource.\n\n"
       "| case | meaning |\n| --- | --- |\n";
   for (int c = 0; c < case_count; ++c)
     out += std::string("| ") + case_name(misuse_case(c)) + " | " + case_meaning(misuse_case(c)) +
