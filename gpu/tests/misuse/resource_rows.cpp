@@ -145,16 +145,10 @@ std::vector<cell> resource_cells(const answers& a) {
                              opaque(r)->~R();
                            }}));
   } else {
-    cells.push_back(returns(use_after_destroy,
-                            "a reference to its device holding nothing: a call after its "
-                            "destructor reaches the device as before",
-                            {[] {
-                              simulated_device dev(strict_device());
-                              resource_storage<R> storage;
-                              R* r = storage.make(dev);
-                              r->~R();
-                              opaque(r)->deallocate(opaque(r)->allocate(kib), kib);
-                            }}));
+    cells.push_back(unchecked(use_after_destroy,
+                              "not checked: it holds only a pointer to its device and has "
+                              "nothing of its own to release; a call after its destructor is "
+                              "undefined (ASan's build reads a clobbered pointer)"));
     cells.push_back(
         returns(destroy_twice, "trivially destructible: nothing is released twice", {[] {
                   simulated_device dev(strict_device());
