@@ -76,15 +76,18 @@ row device_row() {
                              "takes no alignment: blocks are aligned to the device's granularity"),
               device_refuses(foreign_pointer, {[] {
                                                  simulated_device dev(strict_device());
-                                                 dev.deallocate(c_library_block());
+                                                 c_block foreign;
+                                                 dev.deallocate(foreign.p);
                                                },
                                                [] {
                                                  simulated_device dev(strict_device());
-                                                 dev.deallocate_pinned(c_library_block());
+                                                 c_block foreign;
+                                                 dev.deallocate_pinned(foreign.p);
                                                },
                                                [] {
                                                  simulated_device dev(strict_device());
-                                                 dev.deallocate_managed(c_library_block());
+                                                 c_block foreign;
+                                                 dev.deallocate_managed(foreign.p);
                                                },
                                                [] {
                                                  simulated_device dev(strict_device());
@@ -204,7 +207,8 @@ row pinned_pool_row() {
                       [] {
                         simulated_device dev(strict_device());
                         pinned_pool pool(dev);
-                        pool.deallocate(c_library_block(), 64);
+                        c_block foreign;
+                        pool.deallocate(foreign.p, 64);
                       }),
               refused(interior_pointer,
                       [] {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <initializer_list>
@@ -31,6 +32,16 @@ inline strata::gpu::simulated_config strict_device() {
   config.on_violation = strata::gpu::violation_policy::abort;
   return config;
 }
+
+// A block of the C library's malloc, freed when it goes out of scope: a
+// refused free throws, and the block must not leak under LeakSanitizer.
+struct c_block {
+  void* p = c_library_block();
+  c_block() = default;
+  c_block(const c_block&) = delete;
+  c_block& operator=(const c_block&) = delete;
+  ~c_block() { std::free(p); }
+};
 
 // Storage a resource is made in and destroyed in by hand, so that what is
 // done with it after its destructor reaches the resource's own check.

@@ -101,7 +101,8 @@ std::vector<cell> resource_cells(const answers& a) {
     simulated_device dev(strict_device());
     R r(dev);
     (void)r.allocate(kib, stream{});
-    r.deallocate(c_library_block(), 64, stream{});
+    c_block foreign;
+    r.deallocate(foreign.p, 64, stream{});
   }));
   cells.push_back(refused<R>(interior_pointer, a, [] {
     simulated_device dev(strict_device());
