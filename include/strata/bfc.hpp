@@ -92,7 +92,9 @@ class bfc {
   bfc& operator=(const bfc&) = delete;
 
   // Every region goes back to the upstream; blocks still in use become invalid.
+  // A second destructor call aborts.
   ~bfc() {
+    life_.end("bfc destroyed twice", "strata::bfc::~bfc", this);
     for (const region& r : regions_)
       upstream_.deallocate(reinterpret_cast<void*>(r.base), r.size, config_.granule);
   }
@@ -473,6 +475,7 @@ class bfc {
   std::size_t spare_count_ = 0;
   std::uint64_t rng_ = 0x2545F4914F6CDD1Dull;
   std::size_t next_region_bytes_;
+  detail::lifetime_word life_;
   std::size_t reserved_ = 0;
   std::size_t in_use_ = 0;
   std::size_t chunks_in_use_ = 0;

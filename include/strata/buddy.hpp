@@ -77,7 +77,9 @@ class buddy {
   buddy& operator=(const buddy&) = delete;
 
   // The region goes back to the upstream; blocks still in use become invalid.
+  // A second destructor call aborts.
   ~buddy() {
+    life_.end("buddy destroyed twice", "strata::buddy::~buddy", this);
     upstream_.deallocate(reinterpret_cast<void*>(base_), config_.total_bytes, alignment_);
   }
 
@@ -239,6 +241,7 @@ class buddy {
   std::size_t in_use_ = 0;
   std::size_t blocks_in_use_ = 0;
   std::size_t allocations_ = 0;
+  detail::lifetime_word life_;
   ledger_entry ledger_{"buddy", upstream_};
 };
 

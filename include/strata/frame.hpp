@@ -181,8 +181,9 @@ class frame_allocator {
   // owner's next frame. Null is ignored. A pointer that is no pool block of this
   // allocator (another allocator's, malloc's), a pointer inside a block, and a
   // block freed twice abort: the pages are checked against the allocator's slab
-  // before any of the block's memory is read. Of two other threads freeing one
-  // block at once, one aborts; the owner racing another thread is not decided.
+  // before any of the block's memory is read. Every free, the owner's too, takes
+  // the block's free mark by one atomic exchange: of two threads freeing one
+  // block at once (the owner among them or not) exactly one wins, the other aborts.
   void pool_deallocate(void* p) {
     if (p == nullptr) return;
     if (!slab_.in_use(p)) [[unlikely]]
@@ -193,7 +194,9 @@ class frame_allocator {
     auto* owner = static_cast<thread_state*>(pool->context());
     if (owner != &local()) [[unlikely]]
       return pool_deallocate_remote(pool, owner, p);
-    pool->check_block(p, where);
+    pool->check_start(p, where);
+    pool->check_handed_out_remote(p, where);
+    pool->claim_free(p, where);
     pool->deallocate_claimed(p, where);
   }
 

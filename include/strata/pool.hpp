@@ -67,12 +67,14 @@ class chunk_set {
   chunk_set(const chunk_set&) = delete;
   chunk_set& operator=(const chunk_set&) = delete;
   // Tables replaced by bigger ones stay until here: a reader may still be in one.
+  // Emptied, so a call on its destroyed owner finds no base rather than freed tables.
   ~chunk_set() {
     for (table* t = current_.load(std::memory_order_relaxed); t != nullptr;) {
       table* older = t->older;
       delete t;
       t = older;
     }
+    current_.store(nullptr, std::memory_order_relaxed);
   }
 
   // Whether `base` was inserted: one multiply and, at most half full, a probe or two.
@@ -190,11 +192,15 @@ class slab {
   slab& operator=(const slab&) = delete;
 
   // Every refill goes back to the upstream; pages still in use become invalid.
+  // A second destructor call aborts; a later allocate finds no free page and
+  // aborts in refill(), a later deallocate finds no page of the slab's.
   ~slab() {
+    life_.end("slab destroyed twice", "slab::~slab", this);
     for (void* group : groups_) {
       annotate_allocated(group, page_bytes_ * pages_per_refill_);
       upstream_.deallocate(group, page_bytes_ * pages_per_refill_, page_bytes_);
     }
+    *static_cast<free_page* volatile*>(&free_pages_) = nullptr;
   }
 
   // One page; `bytes` and `alignment` may not exceed the page size.
@@ -216,7 +222,7 @@ class slab {
   void deallocate(void* page, std::size_t = 0, std::size_t = default_alignment) {
     auto address = reinterpret_cast<std::uintptr_t>(page);
     if ((address & (page_bytes_ - 1)) != 0 || !owns(page)) [[unlikely]]
-      detail::report_misuse("page freed into the wrong slab", "slab::deallocate", page);
+      report_not_a_page(page);
     std::lock_guard guard(lock_);  // the free mark is read under it: two frees race here
     if (detail::read_metadata_word(&static_cast<free_page*>(page)->tag) == freed_tag(page))
         [[unlikely]]
@@ -258,8 +264,10 @@ class slab {
     std::uintptr_t tag;  // freed_tag() while the page is free
   };
 
-  // One upstream call for pages_per_refill pages.
+  // One upstream call for pages_per_refill pages (none for a destroyed slab).
   void refill() {
+    if (!life_.alive()) [[unlikely]]
+      detail::report_misuse("use of a destroyed slab", "slab::allocate", this);
     auto* group =
         static_cast<char*>(upstream_.allocate(page_bytes_ * pages_per_refill_, page_bytes_));
     groups_.push_back(group);
@@ -285,6 +293,12 @@ class slab {
                       page_bytes_ - sizeof(free_page));
   }
 
+  // A pointer that is not a page of this slab, or a call on a destroyed slab.
+  [[noreturn, gnu::cold, gnu::noinline]] void report_not_a_page(const void* page) const noexcept {
+    if (!life_.alive()) detail::report_misuse("use of a destroyed slab", "slab::deallocate", this);
+    detail::report_misuse("page freed into the wrong slab", "slab::deallocate", page);
+  }
+
   mutable std::mutex lock_;
   free_page* free_pages_ = nullptr;
   std::size_t pages_free_ = 0;
@@ -294,6 +308,7 @@ class slab {
   std::size_t pages_per_refill_;
   detail::chunk_set pages_;
   const std::uintptr_t secret_ = detail::next_free_tag_secret();
+  detail::lifetime_word life_;
   ledger_entry ledger_{"slab", upstream_};
 };
 
@@ -338,14 +353,21 @@ class basic_fixed_pool {
   basic_fixed_pool(const basic_fixed_pool&) = delete;
   basic_fixed_pool& operator=(const basic_fixed_pool&) = delete;
 
-  // Every chunk goes back to the upstream, live blocks included.
+  // Every chunk goes back to the upstream, live blocks included. A second
+  // destructor call aborts; a later allocate finds nothing to pop or carve and
+  // aborts in allocate_from_new_chunk(), a later free (checked pools) finds
+  // no chunk of the pool's and aborts naming the destroyed pool.
   ~basic_fixed_pool() {
+    life_.end("fixed_pool destroyed twice", "fixed_pool::~fixed_pool", this);
     while (chunks_ != nullptr) {
       chunk_header* next = chunks_->next;
       annotate_allocated(chunks_, chunk_bytes_);
       upstream_.deallocate(chunks_, chunk_bytes_, chunk_bytes_);
       chunks_ = next;
     }
+    *static_cast<free_block* volatile*>(&free_) = nullptr;
+    bump_.store(nullptr, std::memory_order_relaxed);
+    bump_end_.store(nullptr, std::memory_order_relaxed);
   }
 
   // One block: pop the free list, else bump the newest chunk, else a new chunk.
@@ -428,16 +450,9 @@ class basic_fixed_pool {
     if constexpr (Config.checked) {
       auto chunk = reinterpret_cast<std::uintptr_t>(p) & ~(chunk_bytes_ - 1);
       if (!chunks_set_.contains(chunk)) [[unlikely]]
-        detail::report_misuse("block freed into the wrong pool", where, p);
+        report_not_ours(p, where);
       check_start(p, where);
     }
-  }
-
-  // Abort, in a checked pool, if `p` (in a chunk of this pool) is not the start
-  // of a block, or the block is free already.
-  void check_block(const void* p, const char* where) const noexcept {
-    check_start(p, where);
-    check_not_free(p, where);
   }
 
   // Abort, in a checked pool, if `p` (in a chunk of this pool) is not the start
@@ -453,7 +468,7 @@ class basic_fixed_pool {
     }
   }
 
-  // Give back a block check_free() or check_block() has passed: for callers
+  // Give back a block check_free() has passed: for callers
   // that check where the block is freed and push it later, elsewhere. A pool
   // with a lock looks at the free mark again under it: another thread may have
   // freed the block since.
@@ -487,9 +502,9 @@ class basic_fixed_pool {
   }
 
   // Abort, in a checked pool, if `p` lies in the newest chunk's part not carved
-  // yet; for a thread that does not own a pool with no lock, which reads the
-  // owner's carving bounds as they were when `p` could last have been handed
-  // over (the bounds are atomics, relaxed: plain loads and stores).
+  // yet; a thread that does not own a pool with no lock may call it too, and
+  // reads the owner's carving bounds as they were when `p` could last have been
+  // handed over (the bounds are atomics, relaxed: plain loads and stores).
   void check_handed_out_remote(const void* p, const char* where) const noexcept {
     if constexpr (Config.checked) {
       char* end = bump_end_.load(std::memory_order_relaxed);
@@ -550,8 +565,11 @@ class basic_fixed_pool {
     chunk_header* next;
   };
 
-  // Called with the lock held: a new chunk, whose first block is returned.
+  // Called with the lock held: a new chunk, whose first block is returned
+  // (none for a destroyed pool).
   [[gnu::noinline]] void* allocate_from_new_chunk() {
+    if (!life_.alive()) [[unlikely]]
+      detail::report_misuse("use of a destroyed fixed_pool", "fixed_pool::allocate", this);
     auto* chunk = static_cast<chunk_header*>(upstream_.allocate(chunk_bytes_, chunk_bytes_));
     if constexpr (Config.checked) {
       try {
@@ -571,6 +589,13 @@ class basic_fixed_pool {
     bump_end_.store(first + blocks * stride_, std::memory_order_relaxed);
     annotate_allocated(first, block_bytes_);
     return first;
+  }
+
+  // A pointer in no chunk of this pool, or a call on a destroyed pool.
+  [[noreturn, gnu::cold, gnu::noinline]] void report_not_ours(const void* p,
+                                                              const char* where) const noexcept {
+    if (!life_.alive()) detail::report_misuse("use of a destroyed fixed_pool", where, this);
+    detail::report_misuse("block freed into the wrong pool", where, p);
   }
 
   // What a free block holds in its second word, in a checked pool.
@@ -628,6 +653,7 @@ class basic_fixed_pool {
   [[no_unique_address]] std::conditional_t<Config.checked, detail::chunk_set, detail::no_chunk_set>
       chunks_set_{detail::log2_of(chunk_bytes_)};
   const std::uintptr_t secret_ = detail::next_free_tag_secret();
+  detail::lifetime_word life_;
   ledger_entry ledger_{"fixed_pool", upstream_};
 };
 

@@ -73,6 +73,28 @@ namespace detail {
 [[noreturn]] __attribute__((visibility("default"), cold)) void report_misuse(
     const char* what, const char* where, const void* address) noexcept;
 
+// The word an allocator (a pool, a slab, bfc, buddy) knows it is alive by. Its
+// destructor checks it (a second destructor call aborts) and clears it; slow
+// paths and the failure branches of checks may read it, so a call on a
+// destroyed allocator is reported as such. No fast path reads it.
+class lifetime_word {
+ public:
+  // Read as memory holds it, after the owner's destructor too.
+  bool alive() const noexcept {
+    return *static_cast<const volatile std::uint64_t*>(&word_) == alive_value;
+  }
+  // The owner's destructor begins: abort with `what` if it ran before.
+  void end(const char* what, const char* where, const void* owner) noexcept {
+    if (!alive()) [[unlikely]]
+      report_misuse(what, where, owner);
+    *static_cast<volatile std::uint64_t*>(&word_) = 0;  // volatile: the object is ending
+  }
+
+ private:
+  static constexpr std::uint64_t alive_value = 0x4C4F4F50455649u;
+  std::uint64_t word_ = alive_value;
+};
+
 // Throw the exception for an alignment that is not a power of two.
 [[noreturn]] __attribute__((cold, noinline)) inline void throw_bad_alignment(
     std::size_t alignment) {

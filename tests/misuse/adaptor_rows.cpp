@@ -32,7 +32,9 @@ using heap = strata::heap_resource;
 
 constexpr const char* section = "Adaptors";
 constexpr const char* no_destroy_check =
-    "not checked: an adaptor is an object its owner destroys once";
+    "not checked: every call of an adaptor is its fast path, forwarding to the upstream it holds "
+    "by value, with no slow path that could read a lifetime word; a check would cost a load and "
+    "a compare on every call (a block freed after destruction still reaches the heap's checks)";
 constexpr const char* double_freed = "strata: heap corruption: double free";
 constexpr const char* not_strata =
     "strata: heap corruption: free of a pointer strata did not allocate";

@@ -21,8 +21,11 @@ namespace {
 using enum misuse_case;
 
 constexpr const char* section = "Pools, bfc and buddy";
-constexpr const char* no_destroy_check =
-    "not checked: an allocator is an object its owner destroys once";
+constexpr const char* use_unchecked =
+    "not checked: allocate and deallocate go straight to the allocator's node storage (freed "
+    "by its destructor) with no slow path in between that could read a lifetime word, so "
+    "checking would cost a load and a compare on every call (its destructor does check: see "
+    "destroy twice)";
 constexpr const char* one_thread = "one thread at a time, not checked (synchronized<> shares it)";
 
 // The cells bfc and buddy share, `Make` giving a fresh instance and `who`
@@ -71,8 +74,14 @@ std::vector<cell> best_fit_cells(Make make, const std::string& who) {
                a.deallocate(p, 256);
                a.deallocate(p, 256);
              }}),
-      unchecked(use_after_destroy, no_destroy_check),
-      unchecked(destroy_twice, no_destroy_check),
+      unchecked(use_after_destroy, use_unchecked),
+      aborts(destroy_twice, "strata: " + who + " destroyed twice", {[make] {
+               alignas(Alloc) unsigned char room[sizeof(Alloc)];
+               Alloc* a = new (room) Alloc(make());
+               (void)a->allocate(64);
+               a->~Alloc();
+               opaque(a)->~Alloc();
+             }}),
       unchecked(wrong_thread, one_thread),
       unchecked(racing_free, one_thread),
       aborts(other_instance, foreign, {[make] {

@@ -193,13 +193,22 @@ row frame_pool_row() {
                     f.begin_frame();
                     EXPECT_EQ(f.pool_allocate(64), p);
                   }}),
-          racing(aborts(racing_free, pool_line("double free of a pool block"), {[] {
-                          frames f;
-                          void* p = f.pool_allocate(64);
-                          auto free_it = [&f, p] { f.pool_deallocate(p); };
-                          at_once(free_it, free_it);
-                          both_frees_accepted("frame_allocator::pool_deallocate");
-                        }})),
+          racing(aborts(racing_free, pool_line("double free of a pool block"),
+                        {[] {
+                           frames f;
+                           void* p = f.pool_allocate(64);
+                           auto free_it = [&f, p] { f.pool_deallocate(p); };
+                           at_once(free_it, free_it);
+                           both_frees_accepted("frame_allocator::pool_deallocate");
+                         },
+                         [] {  // the owner (this thread) and another thread
+                           frames f;
+                           void* p = f.pool_allocate(64);
+                           auto free_it = [&f, p] { f.pool_deallocate(p); };
+                           at_once_with_this_thread(
+                               free_it, [&f] { f.begin_frame(); }, free_it);
+                           both_frees_accepted("frame_allocator::pool_deallocate");
+                         }})),
           aborts(other_instance, pool_line("block freed into the wrong frame allocator"), {[] {
                    frames one;
                    frames other;

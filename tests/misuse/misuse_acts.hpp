@@ -32,6 +32,26 @@ inline void at_once(const std::function<void()>& first, const std::function<void
   b.join();
 }
 
+// Run `here` on this thread and `there` on another, released at the same
+// instant once the other thread has run `prepare` (outside the race).
+inline void at_once_with_this_thread(const std::function<void()>& here,
+                                     const std::function<void()>& prepare,
+                                     const std::function<void()>& there) {
+  std::atomic<int> ready{0};
+  std::thread other([&ready, &prepare, &there] {
+    prepare();
+    ready.fetch_add(1);
+    while (ready.load() < 2) {
+    }
+    there();
+  });
+  ready.fetch_add(1);
+  while (ready.load() < 2) {
+  }
+  here();
+  other.join();
+}
+
 // Reached when a race let two frees of one block through: said on stderr, so
 // the test (expecting an abort) fails naming what happened.
 inline void both_frees_accepted(const char* api) {

@@ -1,7 +1,8 @@
 // Runs the misuse matrix: one test per cell that has misuses to run, named
 // <API>.<case>. Built twice: the cells of threads (wrong thread, two threads
 // freeing one block) in a program labelled concurrency, which ThreadSanitizer
-// runs too, and every other cell in a program of its own.
+// runs too, and every other cell in a program of its own. gpu/tests/misuse
+// builds the same two programs over the GPU rows (STRATA_MISUSE_GPU_ROWS).
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -10,6 +11,9 @@
 #include <typeinfo>
 
 #include "misuse_matrix.hpp"
+#if STRATA_MISUSE_GPU_ROWS
+#include "gpu_rows.hpp"
+#endif
 
 #ifndef STRATA_MISUSE_THREAD_CELLS
 #error "define STRATA_MISUSE_THREAD_CELLS: 1 for the cells of threads, 0 for the others"
@@ -102,9 +106,18 @@ class cell_test : public ::testing::Test {
   const cell* cell_;
 };
 
+// The rows this program runs: the host's, or the GPU layer's.
+const std::vector<row>& rows_run_here() {
+#if STRATA_MISUSE_GPU_ROWS
+  return gpu_misuse_rows();
+#else
+  return misuse_matrix();
+#endif
+}
+
 // One test per cell that runs here, registered before main() runs the tests.
 bool register_cells() {
-  for (const row& r : misuse_matrix()) {
+  for (const row& r : rows_run_here()) {
     for (const cell& c : r.cells) {
       if (c.acts.empty() || !runs_here(c.what)) continue;
       ::testing::RegisterTest(test_name(r.api).c_str(), test_name(case_name(c.what)).c_str(),

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "answers.hpp"
 #include "misuse_acts.hpp"
@@ -20,9 +22,40 @@ namespace {
 using enum misuse_case;
 
 constexpr const char* section = "Pools, bfc and buddy";
-constexpr const char* no_destroy_check =
-    "not checked: a pool is an object its owner destroys once; its destructor gives every chunk "
-    "back, live blocks included";
+constexpr const char* destroyed_pool = "strata: use of a destroyed fixed_pool";
+constexpr const char* pool_destroyed_twice = "strata: fixed_pool destroyed twice";
+
+// Storage an object is made in and destroyed in by hand, so that what is done
+// with it after its destructor reaches the object's own check.
+template <class T>
+struct storage {
+  alignas(T) unsigned char bytes[sizeof(T)];
+  template <class... Args>
+  T* make(Args&&... args) {
+    return new (bytes) T(std::forward<Args>(args)...);
+  }
+};
+
+// `use` on an object of `make`'s after its destructor, given what `before`
+// returned while it lived.
+template <class T, class Before, class Use>
+void after_destroy(std::function<T*(storage<T>&)> make, Before before, Use use) {
+  storage<T> room;
+  T* object = make(room);
+  auto kept = before(*object);
+  object->~T();
+  use(*opaque(object), kept);
+}
+
+// A second destructor call on an object of `make`'s that handed out a block.
+template <class T, class Touch>
+void destroyed_twice(std::function<T*(storage<T>&)> make, Touch touch) {
+  storage<T> room;
+  T* object = make(room);
+  touch(*object);
+  object->~T();
+  opaque(object)->~T();
+}
 
 std::string line(const char* what, const char* where) {
   return std::string("strata: ") + what + " in " + where;
@@ -81,8 +114,21 @@ std::vector<cell> pool_cells(bool any_thread) {
                pool.deallocate(p);
                pool.deallocate(p);
              }}),
-      unchecked(use_after_destroy, no_destroy_check),
-      unchecked(destroy_twice, no_destroy_check),
+      aborts(use_after_destroy, destroyed_pool,
+             {[] {
+                after_destroy<Pool>([](storage<Pool>& room) { return room.make(64); },
+                                    [](Pool& pool) { return pool.allocate(); },
+                                    [](Pool& pool, void*) { (void)pool.allocate(); });
+              },
+              [] {
+                after_destroy<Pool>([](storage<Pool>& room) { return room.make(64); },
+                                    [](Pool& pool) { return pool.allocate(); },
+                                    [](Pool& pool, void* p) { pool.deallocate(p); });
+              }}),
+      aborts(destroy_twice, pool_destroyed_twice, {[] {
+               destroyed_twice<Pool>([](storage<Pool>& room) { return room.make(64); },
+                                     [](Pool& pool) { (void)pool.allocate(); });
+             }}),
       aborts(other_instance, line("block freed into the wrong pool", where), {[] {
                Pool one(64);
                Pool other(64);
@@ -145,8 +191,21 @@ row object_pool_row() {
                    pool.destroy(p);
                    pool.destroy(p);
                  }}),
-          unchecked(use_after_destroy, no_destroy_check),
-          unchecked(destroy_twice, no_destroy_check),
+          aborts(use_after_destroy, destroyed_pool,
+                 {[] {
+                    after_destroy<pool_type>([](storage<pool_type>& room) { return room.make(); },
+                                             [](pool_type& pool) { return pool.create(1L); },
+                                             [](pool_type& pool, long*) { (void)pool.create(2L); });
+                  },
+                  [] {
+                    after_destroy<pool_type>([](storage<pool_type>& room) { return room.make(); },
+                                             [](pool_type& pool) { return pool.create(1L); },
+                                             [](pool_type& pool, long* p) { pool.destroy(p); });
+                  }}),
+          aborts(destroy_twice, pool_destroyed_twice, {[] {
+                   destroyed_twice<pool_type>([](storage<pool_type>& room) { return room.make(); },
+                                              [](pool_type& pool) { (void)pool.create(1L); });
+                 }}),
           returns(wrong_thread, "with spin_lock, any thread; with no_lock, one at a time", {[] {
                     pool_type pool;
                     long* p = pool.create(1L);
@@ -205,8 +264,24 @@ row slab_row() {
                        slab.deallocate(p);
                        slab.deallocate(p);
                      }}),
-              unchecked(use_after_destroy, no_destroy_check),
-              unchecked(destroy_twice, no_destroy_check),
+              aborts(use_after_destroy, "strata: use of a destroyed slab",
+                     {[] {
+                        after_destroy<strata::slab<>>(
+                            [](storage<strata::slab<>>& room) { return room.make(4096, 2); },
+                            [](strata::slab<>& slab) { return slab.allocate(4096); },
+                            [](strata::slab<>& slab, void*) { (void)slab.allocate(4096); });
+                      },
+                      [] {
+                        after_destroy<strata::slab<>>(
+                            [](storage<strata::slab<>>& room) { return room.make(4096, 2); },
+                            [](strata::slab<>& slab) { return slab.allocate(4096); },
+                            [](strata::slab<>& slab, void* p) { slab.deallocate(p); });
+                      }}),
+              aborts(destroy_twice, "strata: slab destroyed twice", {[] {
+                       destroyed_twice<strata::slab<>>(
+                           [](storage<strata::slab<>>& room) { return room.make(4096, 2); },
+                           [](strata::slab<>& slab) { (void)slab.allocate(4096); });
+                     }}),
               returns(wrong_thread, "freed: a slab is thread-safe", {[] {
                         strata::slab<> slab(4096, 2);
                         void* p = slab.allocate(4096);

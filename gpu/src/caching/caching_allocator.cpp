@@ -308,7 +308,9 @@ void caching_allocator::state::collect_events(bool wait) {
 caching_allocator::caching_allocator(device& dev, caching_config config)
     : state_(std::make_unique<state>(dev, std::move(config))) {}
 
-caching_allocator::~caching_allocator() = default;
+caching_allocator::~caching_allocator() {
+  life_.end();
+}
 
 namespace {
 
@@ -325,6 +327,7 @@ void check_alignment(std::size_t alignment) {
 
 // The hot path: one lock around the cache.
 void* caching_allocator::allocate_on(std::size_t bytes, std::size_t alignment, stream s) {
+  life_.check("allocate_on");
   if (alignment != device_alignment) check_alignment(alignment);
   if (bytes == 0) return nullptr;
   try {
@@ -338,6 +341,7 @@ void* caching_allocator::allocate_on(std::size_t bytes, std::size_t alignment, s
 
 // Free in the order of `s`, caching the block with `s`.
 void caching_allocator::deallocate_on(void* p, std::size_t, std::size_t, stream s) {
+  life_.check("deallocate_on");
   if (p == nullptr) return;
   std::lock_guard lock(state_->mutex);
   state_->deallocate(p, &s);
@@ -345,6 +349,7 @@ void caching_allocator::deallocate_on(void* p, std::size_t, std::size_t, stream 
 
 // Free in the order of the stream the block was allocated on.
 void caching_allocator::deallocate(void* p) {
+  life_.check("deallocate");
   if (p == nullptr) return;
   std::lock_guard lock(state_->mutex);
   state_->deallocate(p, nullptr);
@@ -353,6 +358,7 @@ void caching_allocator::deallocate(void* p) {
 // A block from the default stream's cache, once the work queued there is done,
 // so any stream may use it.
 void* caching_allocator::allocate_now(std::size_t bytes, std::size_t alignment) {
+  life_.check("allocate_now");
   void* p = allocate_on(bytes, alignment, stream{});
   state_->dev.synchronize(stream{});
   return p;
@@ -360,12 +366,14 @@ void* caching_allocator::allocate_now(std::size_t bytes, std::size_t alignment) 
 
 // Wait for the device, so the block may be reused on any stream at once.
 void caching_allocator::deallocate_now(void* p, std::size_t bytes, std::size_t alignment) {
+  life_.check("deallocate_now");
   state_->dev.synchronize();
   deallocate_on(p, bytes, alignment, stream{});
 }
 
 // Remember one more stream whose work must finish before the block's reuse.
 void caching_allocator::record_stream(void* p, stream s) {
+  life_.check("record_stream");
   std::lock_guard lock(state_->mutex);
   block* b = state_->find_live(p, "record_stream");
   const caching::stream_ref use = state_->identify(s);
@@ -374,27 +382,32 @@ void caching_allocator::record_stream(void* p, stream s) {
 }
 
 void caching_allocator::stream_destroyed(stream s) {
+  life_.check("stream_destroyed");
   std::lock_guard lock(state_->mutex);
   state_->retire(s);
 }
 
 void caching_allocator::empty_cache() {
+  life_.check("empty_cache");
   std::lock_guard lock(state_->mutex);
   state_->release_cached();
 }
 
 caching_stats caching_allocator::stats() const {
+  life_.check("stats");
   std::lock_guard lock(state_->mutex);
   return state_->stats;
 }
 
 void caching_allocator::reset_peak_stats() {
+  life_.check("reset_peak_stats");
   std::lock_guard lock(state_->mutex);
   for (caching_pool_stats* pool : {&state_->stats.all, &state_->stats.small, &state_->stats.large})
     for_each_stat(*pool, [](caching_stat& stat) { stat.peak = stat.current; });
 }
 
 void caching_allocator::reset_accumulated_stats() {
+  life_.check("reset_accumulated_stats");
   std::lock_guard lock(state_->mutex);
   caching_stats& stats = state_->stats;
   for (caching_pool_stats* pool : {&stats.all, &stats.small, &stats.large})
@@ -405,11 +418,13 @@ void caching_allocator::reset_accumulated_stats() {
 }
 
 std::vector<trace_entry> caching_allocator::trace() const {
+  life_.check("trace");
   std::lock_guard lock(state_->mutex);
   return state_->ordered_trace();
 }
 
 memory_snapshot caching_allocator::snapshot() const {
+  life_.check("snapshot");
   std::lock_guard lock(state_->mutex);
   return state_->take_snapshot();
 }

@@ -101,6 +101,7 @@ void caching_allocator::state::finish_deferred() {
 // pool. Called after the capture began (older callers), it sets nothing aside.
 void caching_allocator::begin_allocate_to_pool(graph_pool_id id,
                                                std::function<bool(stream)> filter) {
+  life_.check("begin_allocate_to_pool");
   std::lock_guard lock(state_->mutex);
   state& st = *state_;
   graph_pool* pool = st.find_pool(id);
@@ -135,6 +136,7 @@ void caching_allocator::begin_allocate_to_pool(graph_pool_id id,
 }
 
 void caching_allocator::end_allocate_to_pool(graph_pool_id id) {
+  life_.check("end_allocate_to_pool");
   std::lock_guard lock(state_->mutex);
   if (graph_pool* pool = state_->find_pool(id)) pool->allocating = false;
 }
@@ -142,6 +144,7 @@ void caching_allocator::end_allocate_to_pool(graph_pool_id id) {
 // The graphs are done: after the device is idle every cached block of the
 // pool is settled, and the pool's segments are the allocator's again.
 void caching_allocator::release_pool(graph_pool_id id) {
+  life_.check("release_pool");
   std::lock_guard lock(state_->mutex);
   state& st = *state_;
   graph_pool* pool = st.find_pool(id);

@@ -48,6 +48,7 @@
 #include <strata/gpu/caching/statistics.hpp>
 #include <strata/gpu/device.hpp>
 #include <strata/gpu/ledger_source.hpp>
+#include <strata/gpu/liveness.hpp>
 #include <strata/gpu/memory_access.hpp>
 #include <strata/gpu/stream_ordered_resource.hpp>
 
@@ -72,7 +73,9 @@ class caching_allocator : public stream_ordered_resource<caching_allocator> {
   static constexpr memory_access access = memory_access::device;
 
   explicit caching_allocator(device& dev, caching_config config = {});
-  // Waits for the device, then gives every segment back, blocks still handed out included.
+  // Waits for the device, then gives every segment back, blocks still handed out
+  // included. A call on a destroyed allocator, or a second destructor call, is
+  // one line and abort.
   ~caching_allocator();
   caching_allocator(const caching_allocator&) = delete;
   caching_allocator& operator=(const caching_allocator&) = delete;
@@ -169,6 +172,7 @@ class caching_allocator : public stream_ordered_resource<caching_allocator> {
   }
 
   struct state;
+  liveness life_{"caching_allocator"};
   std::unique_ptr<state> state_;
   // Joins once state_ exists, and leaves before it goes (members end in reverse order).
   ledger_entry ledger_ = ledger_entry("caching_allocator", ledger_domain::device, nullptr,

@@ -25,7 +25,8 @@
 //
 // Statistics are bfc's, where pending blocks count as in use, plus the
 // pending bytes and the reuse counts. Thread-safe: one mutex guards the pool.
-// Freeing a pointer the pool does not hold throws device_error(invalid_argument).
+// Freeing a pointer the pool does not hold throws device_error(invalid_argument);
+// a call on a destroyed pool, or a second destructor, is one line and abort.
 #ifndef STRATA_GPU_DEVICE_POOL_HPP
 #define STRATA_GPU_DEVICE_POOL_HPP
 
@@ -33,6 +34,7 @@
 #include <strata/gpu/device.hpp>
 #include <strata/gpu/device_upstream.hpp>
 #include <strata/gpu/error.hpp>
+#include <strata/gpu/liveness.hpp>
 #include <strata/gpu/stream_ordered_resource.hpp>
 
 #include <cstddef>
@@ -96,6 +98,7 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
 
   // Pending work completes before the regions go back (bfc's destructor).
   ~basic_device_pool() {
+    life_.end();
     blocks_.ledger().set_reader(nullptr, nullptr);  // no snapshot reads a pool going away
     for (auto& [id, queue] : pending_)
       for (const pending_block& b : queue) {
@@ -108,6 +111,7 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
   // Give free regions back to the device, largest first, until at most
   // keep_bytes are free; blocks whose work is still pending stay. Bytes returned.
   std::size_t trim(std::size_t keep_bytes = 0) {
+    life_.check("trim");
     std::lock_guard lock(mutex_);
     reclaim_completed();
     return blocks_.trim(keep_bytes);
@@ -118,6 +122,7 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
   const ledger_entry& ledger() const noexcept { return blocks_.ledger(); }
 
   device_pool_statistics statistics() const {
+    life_.check("statistics");
     std::lock_guard lock(mutex_);
     device_pool_statistics s = counts_;
     s.blocks = blocks_.statistics();
@@ -127,12 +132,14 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
 
   // Whether `p` is a block this pool has handed out and not taken back.
   bool owns(const void* p) const {
+    life_.check("owns");
     std::lock_guard lock(mutex_);
     return live_.contains(const_cast<void*>(p));
   }
 
   // The bytes requested for the live block at `p`; 0 when `p` is not one.
   std::size_t block_bytes(const void* p) const {
+    life_.check("block_bytes");
     std::lock_guard lock(mutex_);
     auto at = live_.find(const_cast<void*>(p));
     return at == live_.end() ? 0 : at->second;
@@ -171,6 +178,7 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
 
   // Stream order: the stream's own pending blocks, then bfc, then the slow path.
   void* allocate_on(std::size_t bytes, std::size_t alignment, stream s) {
+    life_.check("allocate");
     std::lock_guard lock(mutex_);
     reclaim_completed();
     if (void* p = take_pending(s, bytes, alignment, false)) {
@@ -187,6 +195,7 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
   // The block waits in the stream's queue until the stream's earlier work is done.
   void deallocate_on(void* p, std::size_t bytes, std::size_t, stream s) {
     if (p == nullptr) return;
+    life_.check("deallocate");
     std::lock_guard lock(mutex_);
     std::size_t capacity = take_live(p, bytes);
     event freed = spare_event();
@@ -204,6 +213,7 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
 
   // Memory any stream may use at once: never a pending block.
   void* allocate_now(std::size_t bytes, std::size_t alignment) {
+    life_.check("allocate");
     std::lock_guard lock(mutex_);
     reclaim_completed();
     try {
@@ -217,6 +227,7 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
   // No work uses the block any more: straight back to bfc.
   void deallocate_now(void* p, std::size_t bytes, std::size_t) {
     if (p == nullptr) return;
+    life_.check("deallocate");
     std::lock_guard lock(mutex_);
     std::size_t capacity = take_live(p, bytes);
     blocks_.deallocate(p, capacity);
@@ -341,6 +352,7 @@ class basic_device_pool : public stream_ordered_resource<basic_device_pool<Upstr
     return e;
   }
 
+  liveness life_{Upstream::pool_name};
   device* device_;
   mutable std::mutex mutex_;
   bfc<Upstream> blocks_;

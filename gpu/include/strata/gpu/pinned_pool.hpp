@@ -14,13 +14,15 @@
 // (deallocate(p, bytes)) has no work pending and is reusable at once. When the
 // device refuses new pinned memory, the pool frees its idle buffers and tries
 // once more. Thread-safe: one mutex guards the pool. Freeing a pointer the pool
-// does not hold throws device_error(invalid_argument).
+// does not hold throws device_error(invalid_argument); a call on a destroyed
+// pool, or a second destructor, is one line and abort.
 #ifndef STRATA_GPU_PINNED_POOL_HPP
 #define STRATA_GPU_PINNED_POOL_HPP
 
 #include <strata/gpu/device.hpp>
 #include <strata/gpu/error.hpp>
 #include <strata/gpu/ledger_source.hpp>
+#include <strata/gpu/liveness.hpp>
 #include <strata/gpu/memory_access.hpp>
 
 #include <algorithm>
@@ -61,6 +63,7 @@ class pinned_pool {
   // Every buffer goes back to the device once the copies that use it have run;
   // buffers still handed out are the caller's leak, freed here as well.
   ~pinned_pool() {
+    life_.end();
     ledger_.leave();  // no snapshot reads a pool going away
     for (auto& [size, list] : cached_)
       for (cached_buffer& b : list) retire(b, true);
@@ -71,6 +74,7 @@ class pinned_pool {
   // A buffer of at least `bytes`: a cached one no pending copy uses, or new
   // pinned memory. Zero bytes is a buffer of min_bytes.
   void* allocate(std::size_t bytes) {
+    life_.check("allocate");
     std::size_t size = buffer_size(bytes);
     std::lock_guard lock(mutex_);
     if (void* p = take_cached(size)) {
@@ -119,6 +123,7 @@ class pinned_pool {
 
   // Free every cached buffer whose copies have run; the bytes freed.
   std::size_t release_idle() {
+    life_.check("release_idle");
     std::lock_guard lock(mutex_);
     return release_idle_locked();
   }
@@ -129,6 +134,7 @@ class pinned_pool {
 
   // The counts, with bytes_pending taken from the cache as it stands.
   pinned_pool_statistics statistics() const {
+    life_.check("statistics");
     std::lock_guard lock(mutex_);
     pinned_pool_statistics s = counts_;
     for (const auto& [size, list] : cached_)
@@ -201,6 +207,7 @@ class pinned_pool {
   // Into the cache, with an event on `s` when work there may still use it.
   void give_back(void* p, std::size_t bytes, std::optional<stream> s) {
     if (p == nullptr) return;
+    life_.check("deallocate");
     std::lock_guard lock(mutex_);
     auto at = live_.find(p);
     if (at == live_.end())
@@ -268,6 +275,7 @@ class pinned_pool {
     return e;
   }
 
+  liveness life_{"pinned_pool"};
   device* device_;
   std::size_t min_bytes_;
   mutable std::mutex mutex_;

@@ -24,6 +24,7 @@
 #define STRATA_GPU_TRACKING_HPP
 
 #include <strata/gpu/device.hpp>
+#include <strata/gpu/liveness.hpp>
 #include <strata/gpu/stream_ordered_resource.hpp>
 #include <strata/gpu/transfer_meter.hpp>
 #include <strata/tracking.hpp>
@@ -109,6 +110,9 @@ class tracking : public stream_ordered_resource<tracking<Upstream, Enabled, Stac
         meter_(dev) {}
   tracking(const tracking&) = delete;
   tracking& operator=(const tracking&) = delete;
+  // The meter waits for its copies, the records go, then the upstream; a
+  // second destructor call is one line and abort.
+  ~tracking() { life_.end(); }
 
   using base::allocate;
   using base::deallocate;
@@ -116,6 +120,7 @@ class tracking : public stream_ordered_resource<tracking<Upstream, Enabled, Stac
   // ---- transfers ---------------------------------------------------------------
   // device::copy_async on `s`, timed by the device's events and counted per direction.
   void copy(void* dst, const void* src, std::size_t bytes, copy_kind kind, stream s) {
+    life_.check("copy");
     meter_.copy(dst, src, bytes, kind, s);
   }
   // The completed copies of one direction: bytes, copies, achieved bandwidth.
@@ -141,21 +146,25 @@ class tracking : public stream_ordered_resource<tracking<Upstream, Enabled, Stac
 
   // Recorded, then handed out in the upstream's order of `s`.
   void* allocate_on(std::size_t bytes, std::size_t alignment, stream s) {
+    life_.check("allocate");
     detail::tracking_stream_scope scope(&s);
     return records_.allocate(bytes, alignment);
   }
   // Forgotten, then freed in the upstream's order of `s`.
   void deallocate_on(void* p, std::size_t bytes, std::size_t alignment, stream s) {
+    life_.check("deallocate");
     detail::tracking_stream_scope scope(&s);
     records_.deallocate(p, bytes, alignment);
   }
   // Recorded, from the upstream's synchronous form.
   void* allocate_now(std::size_t bytes, std::size_t alignment) {
+    life_.check("allocate");
     detail::tracking_stream_scope scope(nullptr);
     return records_.allocate(bytes, alignment);
   }
   // Forgotten, then freed with the upstream's synchronous form.
   void deallocate_now(void* p, std::size_t bytes, std::size_t alignment) {
+    life_.check("deallocate");
     detail::tracking_stream_scope scope(nullptr);
     records_.deallocate(p, bytes, alignment);
   }
@@ -163,6 +172,7 @@ class tracking : public stream_ordered_resource<tracking<Upstream, Enabled, Stac
   // Declared in this order so the meter waits for its copies first when the
   // adaptor goes, and the upstream outlives the records that name it. The
   // meter asks the device which copies completed, even for a const reader.
+  liveness life_{"tracking"};
   Upstream upstream_;
   records_type records_;
   mutable transfer_meter meter_;
