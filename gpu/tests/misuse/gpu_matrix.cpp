@@ -34,6 +34,11 @@ const std::vector<exempt_header>& gpu_exempt_headers() {
       {"gpu/caching/out_of_memory.hpp", "the caching allocator's out-of-memory error"},
       {"gpu/caching/snapshot.hpp", "the caching allocator's snapshot types"},
       {"gpu/caching/statistics.hpp", "the caching allocator's statistics types"},
+      {"gpu/caching/replay.hpp",
+       "replays a device trace on a simulated device of its own; a damaged trace is the trace "
+       "reader's (trace_bad_input), a bad configuration parse_caching_config's"},
+      {"gpu/ledger_source.hpp",
+       "hands the ledger a device's free and total memory; allocates nothing, no lifetime"},
   };
   return headers;
 }
