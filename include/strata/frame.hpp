@@ -181,9 +181,11 @@ class frame_allocator {
   // owner's next frame. Null is ignored. A pointer that is no pool block of this
   // allocator (another allocator's, malloc's), a pointer inside a block, and a
   // block freed twice abort: the pages are checked against the allocator's slab
-  // before any of the block's memory is read. Every free, the owner's too, takes
-  // the block's free mark by one atomic exchange: of two threads freeing one
-  // block at once (the owner among them or not) exactly one wins, the other aborts.
+  // before any of the block's memory is read. Another thread's free claims the
+  // block's free mark by one atomic exchange (of two such threads freeing one
+  // block at once one wins, the other aborts); the owner's free stays plain, and
+  // an owner freeing a block another thread claimed at the same instant aborts
+  // when the claimed block comes back at its next begin_frame().
   void pool_deallocate(void* p) {
     if (p == nullptr) return;
     if (!slab_.in_use(p)) [[unlikely]]
@@ -195,9 +197,7 @@ class frame_allocator {
     if (owner != &local()) [[unlikely]]
       return pool_deallocate_remote(pool, owner, p);
     pool->check_start(p, where);
-    pool->check_handed_out_remote(p, where);
-    pool->claim_free(p, where);
-    pool->deallocate_claimed(p, where);
+    pool->deallocate_owned(p, where);
   }
 
   // ---- tags and report -----------------------------------------------------
@@ -252,29 +252,28 @@ class frame_allocator {
       return *p;
     }
 
-    // Called by another thread: hand a block to this thread's next frame.
-    void defer(void* p) noexcept {
-      auto* node = static_cast<deferred_free*>(p);
-      node->next = deferred.load(std::memory_order_relaxed);
-      while (!deferred.compare_exchange_weak(node->next, node, std::memory_order_release,
-                                             std::memory_order_relaxed)) {
-      }
+    // Called by another thread: hand a claimed block to this thread's next
+    // frame. Kept in a list outside the block, as the owner may be writing the
+    // block's own words at the same time (freeing it too).
+    void defer(void* p) {
+      std::lock_guard guard(deferred_lock);
+      deferred.push_back(p);
+      has_deferred.store(true, std::memory_order_release);
     }
 
     // Return every block other threads handed over to its pool.
     void take_deferred_frees() {
-      deferred_free* list = deferred.exchange(nullptr, std::memory_order_acquire);
-      while (list != nullptr) {
-        deferred_free* next = list->next;
-        pool_type::owner_of(list, allocator->options_.pool_page_bytes)
-            ->deallocate_claimed(list, "frame_allocator::begin_frame");
-        list = next;
+      if (!has_deferred.load(std::memory_order_acquire)) return;
+      {
+        std::lock_guard guard(deferred_lock);
+        deferred.swap(taking);
+        has_deferred.store(false, std::memory_order_relaxed);
       }
+      for (void* p : taking)
+        pool_type::owner_of(p, allocator->options_.pool_page_bytes)
+            ->deallocate_claimed(p, "frame_allocator::begin_frame");
+      taking.clear();
     }
-
-    struct deferred_free {
-      deferred_free* next;
-    };
 
     frame_allocator* allocator;
     arena_type* active = &arenas[0];  // this frame's arena
@@ -282,7 +281,10 @@ class frame_allocator {
     arena_type arenas[2];
     std::array<std::size_t, max_frame_tags> tag_bytes{};  // this frame
     std::array<std::optional<pool_type>, 5> pools;
-    alignas(64) std::atomic<deferred_free*> deferred{nullptr};
+    std::vector<void*> taking;  // the owner's: the deferred blocks it is returning
+    alignas(64) std::atomic<bool> has_deferred{false};
+    std::mutex deferred_lock;
+    std::vector<void*> deferred;  // claimed blocks other threads handed over
     // Published at end_frame() under the allocator's lock.
     frame_thread_report published;
     std::array<std::size_t, max_frame_tags> tag_last{};
@@ -325,8 +327,8 @@ class frame_allocator {
   }
 
   // Another thread's block: checked to have been handed out, its free mark
-  // taken by one atomic exchange (of two threads freeing it at once one wins,
-  // the other aborts), then handed to the owner's next frame.
+  // claimed by one atomic exchange (of two threads claiming it at once one
+  // wins, the other aborts), then handed to the owner's next frame.
   [[gnu::noinline]] static void pool_deallocate_remote(pool_type* pool, thread_state* owner,
                                                        void* p) {
     constexpr const char* where = "frame_allocator::pool_deallocate";

@@ -480,23 +480,46 @@ class basic_fixed_pool {
     push(p);
   }
 
-  // Give back a block claim_free() marked free (its mark is not looked at again).
-  void deallocate_claimed(void* p, const char* where) {
+  // Give back a block its owner frees, in a pool whose blocks another thread
+  // may claim at the same time (claim_free()): a block already free or claimed
+  // aborts. Plain loads and stores: an owner that races a claim and loses is
+  // caught when the claimed block comes back (deallocate_claimed()).
+  void deallocate_owned(void* p, const char* where) {
     std::lock_guard guard(lock_);
+    if constexpr (Config.checked) {
+      const std::uintptr_t mark = std::atomic_ref<std::uintptr_t>(static_cast<free_block*>(p)->tag)
+                                      .load(std::memory_order_relaxed);
+      if (mark == freed_tag(p) || mark == claimed_tag(p)) [[unlikely]]
+        detail::report_misuse("double free of a pool block", where, p);
+    }
     check_handed_out(p, where);
     --live_;
     push(p);
   }
 
-  // Mark a checked block free by one atomic exchange of its free mark, so of
-  // two threads freeing it at once exactly one wins; the loser (or a block
-  // freed twice) aborts. The block reaches the free list later, by
-  // deallocate_claimed(), by its owner.
+  // Give back a block claim_free() marked, on its owner's thread; a block whose
+  // mark changed since (its owner freed it too) aborts.
+  void deallocate_claimed(void* p, const char* where) {
+    std::lock_guard guard(lock_);
+    if constexpr (Config.checked)
+      if (detail::read_metadata_word(&static_cast<free_block*>(p)->tag) != claimed_tag(p))
+          [[unlikely]]
+        detail::report_misuse("double free of a pool block", where, p);
+    check_handed_out(p, where);
+    --live_;
+    push(p);
+  }
+
+  // Mark a checked block as freed by a thread other than its owner, by one
+  // atomic exchange of its free mark: of two such threads freeing it at once
+  // exactly one wins; the loser (or a block already free) aborts. The owner
+  // returns it later with deallocate_claimed().
   void claim_free(void* p, const char* where) noexcept {
     if constexpr (Config.checked) {
       annotate_allocated(static_cast<char*>(p) + sizeof(void*), sizeof(std::uintptr_t));
       std::atomic_ref<std::uintptr_t> tag(static_cast<free_block*>(p)->tag);
-      if (tag.exchange(freed_tag(p), std::memory_order_acq_rel) == freed_tag(p)) [[unlikely]]
+      const std::uintptr_t was = tag.exchange(claimed_tag(p), std::memory_order_acq_rel);
+      if (was == freed_tag(p) || was == claimed_tag(p)) [[unlikely]]
         detail::report_misuse("double free of a pool block", where, p);
     }
   }
@@ -602,6 +625,9 @@ class basic_fixed_pool {
   std::uintptr_t freed_tag(const void* block) const noexcept {
     return reinterpret_cast<std::uintptr_t>(block) ^ secret_;
   }
+
+  // What a block claimed by another thread than its owner holds there.
+  std::uintptr_t claimed_tag(const void* block) const noexcept { return ~freed_tag(block); }
 
   // Abort, in a checked pool, if the block at `p` is free.
   void check_not_free(const void* p, const char* where) const noexcept {

@@ -207,6 +207,7 @@ row frame_pool_row() {
                            auto free_it = [&f, p] { f.pool_deallocate(p); };
                            at_once_with_this_thread(
                                free_it, [&f] { f.begin_frame(); }, free_it);
+                           f.begin_frame();  // where an owner that lost the race is caught
                            both_frees_accepted("frame_allocator::pool_deallocate");
                          }})),
           aborts(other_instance, pool_line("block freed into the wrong frame allocator"), {[] {
