@@ -87,14 +87,18 @@ constexpr ledger_domain ledger_domain_of() noexcept {
     return ledger_domain::host;
 }
 
-// The ledger entry of the resource `upstream` stands for (the referenced one for
-// an upstream_ref), or null when it keeps none: a row's parent in the tree.
+// The ledger entry of the resource `upstream` stands for, or null when it keeps
+// none: a row's parent in the tree. An upstream_ref and an adaptor (statistics,
+// tracking, limiting...) are looked through to what they forward to, so a
+// resource over an adaptor over a pool is the pool's child, not a second root.
 template <class Upstream>
 const ledger_entry* ledger_parent_of(const Upstream& upstream) noexcept {
   if constexpr (requires { upstream.ledger(); })
     return &upstream.ledger();
-  else if constexpr (requires { upstream.get().ledger(); })
-    return &upstream.get().ledger();
+  else if constexpr (requires { upstream.get(); })
+    return ledger_parent_of(upstream.get());
+  else if constexpr (requires(Upstream & adaptor) { adaptor.upstream(); })
+    return ledger_parent_of(const_cast<Upstream&>(upstream).upstream());  // only read
   else
     return nullptr;
 }

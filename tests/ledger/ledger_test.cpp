@@ -6,6 +6,7 @@
 #include <strata/buddy.hpp>
 #include <strata/ledger.hpp>
 #include <strata/pool.hpp>
+#include <strata/statistics.hpp>
 
 #include <gtest/gtest.h>
 
@@ -83,6 +84,23 @@ TEST(Ledger, ARowsParentIsTheResourceItTakesMemoryFrom) {
   EXPECT_EQ(ledger.rows()[child.parent].tag, "parent");
   EXPECT_EQ(row_tagged(ledger, "parent").parent, SIZE_MAX);
   EXPECT_LE(child.figures.held, row_tagged(ledger, "parent").figures.held);
+}
+
+TEST(Ledger, AResourceOverAnAdaptorIsTheChildOfWhatTheAdaptorWraps) {
+  strata::bfc<> blocks;
+  blocks.ledger().set_tag("wrapped");
+  strata::statistics<strata::upstream_ref<strata::bfc<>>> counted{
+      strata::upstream_ref<strata::bfc<>>(blocks)};
+  using counted_ref = strata::upstream_ref<decltype(counted)>;
+  strata::monotonic_arena<counted_ref> arena{strata::arena_options{}, counted_ref(counted)};
+  arena.ledger().set_tag("over the adaptor");
+  (void)arena.allocate(3000);
+  strata::memory_ledger ledger = strata::memory_ledger::take();
+  const strata::ledger_row& child = row_tagged(ledger, "over the adaptor");
+  ASSERT_NE(child.parent, SIZE_MAX) << "counted as a second root";
+  EXPECT_EQ(ledger.rows()[child.parent].tag, "wrapped");
+  EXPECT_EQ(ledger.total_held(strata::ledger_domain::host),
+            sum_of_roots(ledger, strata::ledger_domain::host));
 }
 
 TEST(Ledger, TotalsAreTheSumOfTheRoots) {
