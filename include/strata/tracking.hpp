@@ -244,15 +244,17 @@ class tracking<Upstream, true, StackDepth, Lock> {
     shard& s = this_thread_shard();
     if (s.lockless) {
       s.count_free(bytes);
+      if (filter_[filter_slot(p)].load(std::memory_order_relaxed) != 0) [[unlikely]]
+        forget_sample(p);
     } else if (sample_bytes_ == 0) {
       forget_exact(s, p, bytes);
     } else {
-      shard_guard lock(s.lock);
-      s.count_free(bytes);
+      {
+        shard_guard lock(s.lock);
+        s.count_free(bytes);
+      }
+      if (filter_[filter_slot(p)].load(std::memory_order_relaxed) != 0) forget_sample(p);
     }
-    if (sample_bytes_ != 0 && filter_[filter_slot(p)].load(std::memory_order_relaxed) != 0)
-        [[unlikely]]
-      forget_sample(p);
     upstream_.deallocate(p, bytes, alignment);
   }
 
