@@ -261,15 +261,15 @@ class tracking<Upstream, true, StackDepth, Lock> {
   bool is_equal(const tracking& other) const noexcept { return this == &other; }
   void release_unused() requires releasing_resource<Upstream> { upstream_.release_unused(); }
 
-  // Blocks live, exact in both modes: every shard's allocations less its frees.
+  // Blocks live, exact in both modes: every shard's allocations less its frees
+  // (while other threads call, a passing value, never below zero).
   std::size_t live_blocks() const {
-    return static_cast<std::size_t>(sum(&detail::shard_counters::allocations) -
-                                    sum(&detail::shard_counters::frees));
+    return difference(&detail::shard_counters::allocations, &detail::shard_counters::frees);
   }
-  // Bytes live, exact in both modes.
+  // Bytes live, exact in both modes (as live_blocks()).
   std::size_t live_bytes() const {
-    return static_cast<std::size_t>(sum(&detail::shard_counters::allocated_bytes) -
-                                    sum(&detail::shard_counters::freed_bytes));
+    return difference(&detail::shard_counters::allocated_bytes,
+                      &detail::shard_counters::freed_bytes);
   }
   // Blocks handed out since the adaptor was made.
   std::uint64_t total_allocations() const { return sum(&detail::shard_counters::allocations); }
@@ -568,11 +568,24 @@ class tracking<Upstream, true, StackDepth, Lock> {
   }
 
   // One counter summed over every shard.
-  std::uint64_t sum(std::atomic<std::uint64_t> detail::shard_counters::*counter) const {
+  using counter = std::atomic<std::uint64_t> detail::shard_counters::*;
+  std::uint64_t sum(counter c) const {
     std::uint64_t total = 0;
     std::lock_guard lock(registry_lock_);
-    for (const auto& s : shards_) total += ((*s).*counter).load(std::memory_order_relaxed);
+    for (const auto& s : shards_) total += ((*s).*c).load(std::memory_order_relaxed);
     return total;
+  }
+
+  // Counter `in` less counter `out`, summed over every shard in one pass; a
+  // block counted out on one shard after another counted it in reads as
+  // negative while threads run, so the result stops at zero.
+  std::size_t difference(counter in, counter out) const {
+    std::int64_t total = 0;
+    std::lock_guard lock(registry_lock_);
+    for (const auto& s : shards_)
+      total += static_cast<std::int64_t>(((*s).*in).load(std::memory_order_relaxed) -
+                                         ((*s).*out).load(std::memory_order_relaxed));
+    return total > 0 ? static_cast<std::size_t>(total) : 0;
   }
 
   // Pack the sequence number, the thread (saturated at 16 bits) and the alignment.
