@@ -148,6 +148,20 @@ TEST(TrackingSampled, EveryBlockIsDrawnAtOneByteAndForgottenOnFree) {
   EXPECT_EQ(resource.live_bytes(), 0u);
 }
 
+TEST(TrackingSampled, OneThreadVariantSamplesTheSame) {
+  strata::tracking<address_only, true, 0, strata::no_lock> resource(
+      strata::tracking_options{.sample_bytes = 1, .seed = seed});
+  void* a = resource.allocate(100, 16);
+  void* b = resource.allocate(200, 16);
+  resource.deallocate(a, 100, 16);
+  ASSERT_EQ(resource.live().size(), 1u);
+  EXPECT_EQ(resource.live()[0].address, reinterpret_cast<std::uintptr_t>(b));
+  EXPECT_EQ(resource.live_bytes(), 200u);
+  resource.deallocate(b, 200, 16);
+  EXPECT_TRUE(resource.live().empty());
+  EXPECT_EQ(resource.total_bytes(), 300u);
+}
+
 TEST(TrackingSampled, TheSameSeedDrawsTheSameBlocks) {
   // Two adaptors over address-only upstreams that hand out the same addresses.
   const auto draws = [](std::uint64_t s) {
