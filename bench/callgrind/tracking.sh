@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions per allocate+deallocate pair through the tracking adaptor over the
-# strata heap, from callgrind: the difference between 200,000 and 100,000 pairs,
+# strata heap (exact, exact with no_lock, and sampled 1 per 512 KiB), from callgrind: the difference between 200,000 and 100,000 pairs,
 # so set-up costs cancel out. Build the driver first:
 #   cmake --build build/release --target callgrind-tracking_pair
 # Usage: bench/callgrind/tracking.sh [driver]
@@ -18,7 +18,7 @@ instructions() {
   callgrind_annotate "$out" | grep -m1 "PROGRAM TOTALS" | awk '{gsub(",", "", $1); print $1}'
 }
 
-for mode in bare tracked one-thread; do
+for mode in bare tracked one-thread sampled; do
   a=$(instructions "$mode" 100000)
   b=$(instructions "$mode" 200000)
   echo "$mode: $(((b - a) / 100000)) instructions per pair (loop included)"

@@ -1,7 +1,8 @@
 // An allocate+deallocate loop through the tracking adaptor for instruction
 // counting: `tracking_pair MODE N` runs N pairs over the strata heap in run(),
-// MODE `bare` (the heap resource alone), `tracked` (tracking<heap> on) or
-// `one-thread` (tracking<heap, true, 0, no_lock>). A window of 64 live blocks,
+// MODE `bare` (the heap resource alone), `tracked` (tracking<heap> on, exact),
+// `one-thread` (tracking<heap, true, 0, no_lock>) or `sampled` (tracking<heap>
+// sampling 1 per 512 KiB). A window of 64 live blocks,
 // the oldest freed first, keeps the adaptor's records from being trivially hot.
 #include <strata/resource.hpp>
 #include <strata/tracking.hpp>
@@ -32,9 +33,9 @@ template <class Resource>
 }
 
 // Warm up (the first pairs set the thread and the table up), then measure.
-template <class Resource>
-int measure(int n) {
-  Resource resource;
+template <class Resource, class... Options>
+int measure(int n, Options... options) {
+  Resource resource(options...);
   run(resource, 1000);
   return run(resource, n) == 1 ? 1 : 0;
 }
@@ -49,5 +50,8 @@ int main(int argc, char** argv) {
     return measure<strata::tracking<strata::heap_resource, true>>(n);
   if (std::strcmp(argv[1], "one-thread") == 0)
     return measure<strata::tracking<strata::heap_resource, true, 0, strata::no_lock>>(n);
+  if (std::strcmp(argv[1], "sampled") == 0)
+    return measure<strata::tracking<strata::heap_resource, true>>(
+        n, strata::tracking_options{.sample_bytes = 512 * 1024, .seed = 1});
   return 2;
 }

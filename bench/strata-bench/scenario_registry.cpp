@@ -99,7 +99,8 @@ constexpr auto registry = std::to_array<scenario>({
      "Tracking allocator overhead",
      "the mixed stress (10,000 allocations of 64 B-1 MB, frees at p = 0.4, blocks filled) "
      "through the strata heap resource alone, tracking<heap> compiled out, tracking<heap> on "
-     "and statistics<heap>, in turn; mean of 10 runs (25 with --full) per repetition",
+     "(exact, exact with no_lock, and sampled 1 per 512 KiB) and statistics<heap>, in turn; "
+     "mean of 10 runs (25 with --full) per repetition",
      xsigma_tracking_overhead,
      {},
      false,

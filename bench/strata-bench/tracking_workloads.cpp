@@ -1,9 +1,10 @@
 // Seed 000's tracking-allocator claim (1-2% overhead when enabled, none when
 // compiled out), measured on its mixed stress through the strata heap: the bare
 // heap resource, the tracking adaptor compiled out (tracking<heap, false>), the
-// tracking adaptor on (thread-safe, and for one thread with strata::no_lock), and the
-// statistics adaptor, each strategy in turn within every pass (starting with a different
-// one each pass) so neither a slow phase of the machine nor the order favours any.
+// tracking adaptor on (exact and thread-safe, exact for one thread with strata::no_lock,
+// and sampled 1 per 512 KiB), and the statistics adaptor, each strategy in turn within every pass
+// (starting with a different one each pass) so neither a slow phase of the machine nor the order
+// favours any.
 #include <strata/resource.hpp>
 #include <strata/statistics.hpp>
 #include <strata/synchronized.hpp>
@@ -86,33 +87,39 @@ void xsigma_tracking_overhead(const run_settings& settings, recorder& out) {
   strata::tracking<heap, false> compiled_out;
   strata::tracking<heap, true> tracked;
   strata::tracking<heap, true, 0, strata::no_lock> tracked_one_thread;
+  strata::tracking<heap, true> tracked_sampled(
+      strata::tracking_options{.sample_bytes = 512 * 1024, .seed = 2025});
   strata::statistics<heap> counted;
   static_assert(sizeof(compiled_out) == sizeof(bare));
   std::vector<live_block> live;
   live.reserve(10'000);
   bool intact = true;
-  std::vector<double> bare_ms, off_ms, on_ms, one_thread_ms, statistics_ms;
+  std::vector<double> bare_ms, off_ms, on_ms, one_thread_ms, statistics_ms, sampled_ms;
   const int passes = settings.full ? 25 : 10;
   int round = 0;
   run_rounds(settings, [&](bool measured) {
-    double sums[5] = {0, 0, 0, 0, 0};
+    constexpr int strategies = 6;
+    double sums[strategies] = {0, 0, 0, 0, 0, 0};
     // Each pass starts with the next strategy, so none always follows the same one.
     for (int pass = 0; pass < passes; ++pass, ++round) {
-      for (int turn = 0; turn < 5; ++turn) {
-        const int which = (turn + round) % 5;
+      for (int turn = 0; turn < strategies; ++turn) {
+        const int which = (turn + round) % strategies;
         double& sum = sums[which];
         if (which == 0) sum += stress_ms(bare, live, intact);
         if (which == 1) sum += stress_ms(compiled_out, live, intact);
         if (which == 2) sum += stress_ms(tracked, live, intact);
         if (which == 3) sum += stress_ms(tracked_one_thread, live, intact);
         if (which == 4) sum += stress_ms(counted, live, intact);
+        if (which == 5) sum += stress_ms(tracked_sampled, live, intact);
       }
     }
     if (!measured) return;
-    const char* names[5] = {"heap alone", "tracking compiled out", "tracking on",
-                            "tracking on, one thread (no_lock)", "statistics adaptor"};
-    std::vector<double>* series[5] = {&bare_ms, &off_ms, &on_ms, &one_thread_ms, &statistics_ms};
-    for (int i = 0; i < 5; ++i) {
+    const char* names[strategies] = {"heap alone",         "tracking compiled out",
+                                     "tracking on",        "tracking on, one thread (no_lock)",
+                                     "statistics adaptor", "tracking on, sampled (1 per 512 KiB)"};
+    std::vector<double>* series[strategies] = {&bare_ms,       &off_ms,        &on_ms,
+                                               &one_thread_ms, &statistics_ms, &sampled_ms};
+    for (int i = 0; i < strategies; ++i) {
       series[i]->push_back(sums[i] / passes);
       out.add_for(names[i], "mixed stress, 10,000 allocations", "ms", sums[i] / passes);
     }
@@ -123,10 +130,14 @@ void xsigma_tracking_overhead(const run_settings& settings, recorder& out) {
   };
   out.fact("tracking on overhead over the heap, % (median)", overhead(on_ms));
   out.fact("tracking on, one thread, overhead over the heap, % (median)", overhead(one_thread_ms));
+  out.fact("tracking on, sampled 1 per 512 KiB, overhead over the heap, % (median)",
+           overhead(sampled_ms));
   out.fact("tracking compiled out overhead over the heap, % (median)", overhead(off_ms));
   out.fact("statistics adaptor overhead over the heap, % (median)", overhead(statistics_ms));
   out.fact("tracking compiled out adds bytes to the resource", false);
   out.fact("live blocks left in the tracking adaptor", static_cast<double>(tracked.live_blocks()));
+  out.fact("live blocks and records left in the sampled tracking adaptor",
+           static_cast<double>(tracked_sampled.live_blocks() + tracked_sampled.live().size()));
   out.fact("memory integrity", intact);
 }
 

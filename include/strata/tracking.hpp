@@ -1,34 +1,52 @@
-// The tracking adaptor: every live allocation of any host resource, for leak
+// The tracking adaptor: the live allocations of any host resource, for leak
 // reports and debugging.
 //
-// tracking<Upstream> records, for each block it hands out, the size, the
-// alignment, when (coarse monotonic clock), which thread (strata::thread_number()) and a
-// caller tag: the tag given to allocate_tagged(), else the calling thread's
-// current tag (set with a `tracking_tag` guard), else none. With StackDepth > 0
-// it also captures that many return addresses with backtrace() into a fixed
-// array per record. leak_report() lists every live block as text.
+// Two modes, chosen when the adaptor is made (tracking_options):
+// - exact (the default, sample_bytes = 0): every block is recorded, and freeing
+//   a block the adaptor does not know (a double free, a foreign pointer, on
+//   any thread) prints one line and aborts before the upstream sees it.
+// - sampled (tracking_options{.sample_bytes = N}): about one block per N bytes
+//   allocated is recorded, drawn as tcmalloc and jemalloc profile (a Poisson
+//   process over the bytes, detail/poisson_sampler.hpp: a per-thread countdown
+//   of bytes on the hot path), and each record carries its weight (1/p for a
+//   block drawn with probability p), so live() and leak_report() estimate the
+//   live blocks and bytes without bias. The counters stay exact. What is lost:
+//   the blocks that are not drawn have no record (no tag, stack or age of
+//   theirs is kept), and a double or foreign free of such a block is not
+//   caught by the adaptor (it reaches the upstream, whose own checks apply).
+//   A free looks at a small filter of counters keyed by an address hash before
+//   it touches the records: a block never drawn almost always finds zero there.
+//
+// Counters, exact in both modes and lock-free on a thread's own calls:
+// live_blocks(), live_bytes(), total_allocations(), total_bytes(). Each thread
+// counts in a shard of its own (detail/tracking_shard.hpp); a block freed on
+// another thread is counted out there; readers sum the shards.
+//
+// A record holds the size, the alignment, when (coarse monotonic clock),
+// which thread (strata::thread_number()) and a caller tag: the tag given to
+// allocate_tagged(), else the calling thread's current tag (set with a
+// `tracking_tag` guard), else none. With StackDepth > 0 it also captures that
+// many return addresses with backtrace() into a fixed array per record.
+// leak_report() lists every record as text.
 //
 // The records live in open-addressing hash tables keyed by address
 // (address_table.hpp), never inside the blocks, so the upstream may hand out
-// memory the host cannot touch (device memory). Each thread that calls the
-// adaptor records into a shard of its own (detail/tracking_shard.hpp): a table
-// under a one-flag lock only that thread takes on its calls, so a call costs
-// one uncontended exchange and no shared cache line; a block freed by a thread
-// that did not allocate it is looked for in the other shards on a cold path,
-// under the registry lock (Lock: std::mutex by default). With
-// Lock = strata::no_lock (one thread at a time) there is one shard for all,
-// taken without a lock.
-// Records stay exact: live_blocks(), live_bytes() and leak_report() see every
-// shard, and a shard whose thread exited keeps its records (a new thread
-// adopts it). Time stamps come from the coarse monotonic clock, which a thread
-// reads once every 16 of its records (a record carries the time of the read
-// at most 15 of its thread's records before it, so a block of a thread that
-// allocates rarely may look older than it is):
-// enough to age a leak (the kernel tick, a few ms), not to time a call; within
-// a thread a sequence number orders blocks, between threads the clock does.
-// Freeing a block the adaptor does not know (a double free, a foreign
-// pointer, on any thread) prints one line and aborts, before the upstream sees
-// it; freeing null does nothing.
+// memory the host cannot touch (device memory). In exact mode each thread that
+// calls the adaptor records into its shard's table, under a one-flag lock
+// only that thread takes on its calls, so a call costs one uncontended
+// exchange and no shared cache line; a block freed by a thread that did not
+// allocate it is looked for in the other shards on a cold path, under the
+// registry lock (Lock: std::mutex by default). Sampled records, rare by
+// design, share one table under a lock of type Lock. With Lock =
+// strata::no_lock (one thread at a time) there is one shard for all, taken
+// without a lock. A shard whose thread exited keeps its records and counts (a
+// new thread adopts it). Time stamps come from the coarse monotonic clock,
+// which a thread reads once every 16 of its records (a record carries the
+// time of the read at most 15 of its thread's records before it, so a block
+// of a thread that allocates rarely may look older than it is): enough to age
+// a leak (the kernel tick, a few ms), not to time a call; within a thread a
+// sequence number orders blocks, between threads the clock does. Freeing null
+// does nothing.
 //
 // The off switch: tracking<Upstream, false> (the default when the program is
 // compiled with STRATA_TRACKING=0) is a pure pass-through holding only the
@@ -37,6 +55,7 @@
 #define STRATA_TRACKING_HPP
 
 #include <strata/address_table.hpp>
+#include <strata/detail/poisson_sampler.hpp>
 #include <strata/detail/tracking_shard.hpp>
 #include <strata/no_lock.hpp>
 #include <strata/resource.hpp>
@@ -45,6 +64,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cinttypes>
 #include <cstddef>
@@ -98,6 +118,16 @@ class tracking_tag {
   const char* previous_;
 };
 
+// How a tracking adaptor records: the constructor's last argument.
+struct tracking_options {
+  // 0 (the default): exact, every block recorded, unknown frees abort. N > 0:
+  // sampled, about one block recorded per N bytes allocated.
+  std::size_t sample_bytes = 0;
+  // The sampler's seed (sampled mode): 0 takes one from the clock; a fixed one
+  // draws the same blocks for the same calls, thread by thread.
+  std::uint64_t seed = 0;
+};
+
 // One live allocation as the tracking adaptor saw it.
 template <std::size_t StackDepth>
 struct tracked_block {
@@ -109,6 +139,7 @@ struct tracked_block {
                              // at 65,535)
   std::uint32_t depth = 0;   // frames captured
   const char* tag = nullptr;
+  double weight = 1;  // blocks this record stands for (bytes * weight bytes): 1 when exact
   std::array<void*, StackDepth> frames{};
 };
 
@@ -124,7 +155,9 @@ class tracking<Upstream, false, StackDepth, Lock> {
 
   tracking() requires std::default_initializable<Upstream>
   = default;
-  explicit tracking(Upstream upstream) : upstream_(std::move(upstream)) {}
+  // The options are accepted and ignored, so code builds both ways.
+  explicit tracking(tracking_options) requires std::default_initializable<Upstream> {}
+  explicit tracking(Upstream upstream, tracking_options = {}) : upstream_(std::move(upstream)) {}
 
   // Straight to the upstream.
   void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
@@ -146,6 +179,9 @@ class tracking<Upstream, false, StackDepth, Lock> {
 
   std::size_t live_blocks() const noexcept { return 0; }
   std::size_t live_bytes() const noexcept { return 0; }
+  std::uint64_t total_allocations() const noexcept { return 0; }
+  std::uint64_t total_bytes() const noexcept { return 0; }
+  std::size_t sample_bytes() const noexcept { return 0; }
   // Says that tracking is compiled out.
   std::string leak_report() const { return "strata tracking: compiled out\n"; }
 
@@ -161,8 +197,14 @@ class tracking<Upstream, true, StackDepth, Lock> {
   static constexpr bool enabled = true;
   using block = tracked_block<StackDepth>;
 
-  tracking() requires std::default_initializable<Upstream> { start(); }
-  explicit tracking(Upstream upstream) : upstream_(std::move(upstream)) { start(); }
+  tracking() requires std::default_initializable<Upstream> { start({}); }
+  explicit tracking(tracking_options options) requires std::default_initializable<Upstream> {
+    start(options);
+  }
+  explicit tracking(Upstream upstream, tracking_options options = {})
+      : upstream_(std::move(upstream)) {
+    start(options);
+  }
   tracking(const tracking&) = delete;
   tracking& operator=(const tracking&) = delete;
   // Tell the threads that hold shards of this adaptor to forget them.
@@ -175,83 +217,94 @@ class tracking<Upstream, true, StackDepth, Lock> {
     return allocate_tagged(bytes, alignment, detail::current_tracking_tag);
   }
 
-  // Allocate and record the block under `tag` (a string that outlives the record)
-  // in the calling thread's shard: an uncontended lock, no clock call.
+  // Allocate, count and record the block (every one when exact, when drawn
+  // when sampled) under `tag` (a string that outlives the record) in the
+  // calling thread's shard: exact takes its uncontended lock, sampled no lock.
   void* allocate_tagged(std::size_t bytes, std::size_t alignment, const char* tag) {
     void* p = upstream_.allocate(bytes, alignment);
-    record r;
-    r.bytes = bytes;
-    r.tag = tag;
-    const std::uint32_t thread = thread_number();
-    if constexpr (StackDepth > 0) detail::capture_stack(r.frames.data(), StackDepth, 1);
     shard& s = this_thread_shard();
-    try {
+    if (s.lockless) {
+      count_sampled(s, p, bytes, alignment, tag);
+    } else if (sample_bytes_ == 0) {
+      record_exact(s, p, bytes, alignment, tag);
+    } else {
       shard_guard lock(s.lock);
-      r.time_ns = s.now_ns(start_);
-      r.order = pack_order(s.next_sequence++, thread, alignment);
-      s.live.insert(reinterpret_cast<std::uintptr_t>(p), r);
-      s.live_bytes += bytes;
-    } catch (...) {
-      upstream_.deallocate(p, bytes, alignment);
-      throw;
+      count_sampled(s, p, bytes, alignment, tag);
     }
     return p;
   }
 
-  // Forget the block, then return it; a block never handed out aborts, and a
-  // null pointer is ignored. The caller's size (the one the upstream gets too)
-  // keeps live_bytes(), so the record itself is not read back. A block of
-  // another thread's shard is looked for there, on a cold path.
+  // Forget the block, then return it; a null pointer is ignored. Exact: a
+  // block never handed out aborts, and one of another thread's shard is looked
+  // for there, on a cold path. Sampled: the records are looked at only when
+  // the block's filter counter is not zero. The caller's size (the one the
+  // upstream gets too) keeps the counts, so no record is read back.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
     if (p == nullptr) return;  // as free(NULL): nothing to count, track or forward
     shard& s = this_thread_shard();
-    bool found;
-    {
-      shard_guard lock(s.lock);
-      found = s.live.erase(reinterpret_cast<std::uintptr_t>(p), nullptr);
-      if (found) s.live_bytes -= bytes;
+    if (s.lockless) {
+      s.count_free(bytes);
+      if (filter_[filter_slot(p)].load(std::memory_order_relaxed) != 0) [[unlikely]]
+        forget_sample(p);
+    } else if (sample_bytes_ == 0) {
+      forget_exact(s, p, bytes);
+    } else {
+      {
+        shard_guard lock(s.lock);
+        s.count_free(bytes);
+      }
+      if (filter_[filter_slot(p)].load(std::memory_order_relaxed) != 0) forget_sample(p);
     }
-    if (!found) [[unlikely]]
-      forget_elsewhere(p, bytes, &s);
     upstream_.deallocate(p, bytes, alignment);
   }
 
   bool is_equal(const tracking& other) const noexcept { return this == &other; }
   void release_unused() requires releasing_resource<Upstream> { upstream_.release_unused(); }
 
-  // Blocks live in every shard.
+  // Blocks live, exact in both modes: every shard's allocations less its frees
+  // (while other threads call, a passing value, never below zero).
   std::size_t live_blocks() const {
-    std::size_t count = 0;
-    for_each_shard([&](const shard& s) { count += s.live.size(); });
-    return count;
+    return difference(&detail::shard_counters::allocations, &detail::shard_counters::frees);
   }
-  // Bytes live in every shard.
+  // Bytes live, exact in both modes (as live_blocks()).
   std::size_t live_bytes() const {
-    std::size_t bytes = 0;
-    for_each_shard([&](const shard& s) { bytes += s.live_bytes; });
-    return bytes;
+    return difference(&detail::shard_counters::allocated_bytes,
+                      &detail::shard_counters::freed_bytes);
   }
+  // Blocks handed out since the adaptor was made.
+  std::uint64_t total_allocations() const { return sum(&detail::shard_counters::allocations); }
+  // Bytes handed out since the adaptor was made.
+  std::uint64_t total_bytes() const { return sum(&detail::shard_counters::allocated_bytes); }
+  // The mean bytes between samples; 0 when exact.
+  std::size_t sample_bytes() const noexcept { return sample_bytes_; }
 
-  // Every live block, oldest first: in allocation order within a thread, by the
-  // coarse clock between threads.
+  // Every recorded live block, oldest first: in allocation order within a
+  // thread, by the coarse clock between threads. Exact: every live block,
+  // weight 1. Sampled: the drawn ones, each with its weight.
   std::vector<block> live() const {
     std::vector<std::pair<std::pair<std::int64_t, std::uint64_t>, block>> ordered;
-    for_each_shard([&](const shard& s) {
-      s.live.for_each([&](std::uintptr_t address, const record& r) {
-        block b;
-        b.address = address;
-        b.bytes = r.bytes;
-        b.alignment = std::size_t{1} << (r.order & 0xff);
-        b.time_ns = r.time_ns;
-        b.thread = static_cast<std::uint32_t>(r.order >> 8 & 0xffff);
-        b.tag = r.tag;
-        if constexpr (StackDepth > 0) {
-          b.frames = r.frames;
-          while (b.depth < StackDepth && b.frames[b.depth] != nullptr) ++b.depth;
-        }
-        ordered.emplace_back(std::pair(r.time_ns, r.order >> 24), b);
-      });
-    });
+    const auto add = [&](std::uintptr_t address, const record& r) {
+      block b;
+      b.address = address;
+      b.bytes = r.bytes;
+      b.alignment = std::size_t{1} << (r.order & 0xff);
+      b.time_ns = r.time_ns;
+      b.thread = static_cast<std::uint32_t>(r.order >> 8 & 0xffff);
+      b.tag = r.tag;
+      if (sample_bytes_ != 0)
+        b.weight = detail::poisson_weight(r.bytes, static_cast<double>(sample_bytes_)).count;
+      if constexpr (StackDepth > 0) {
+        b.frames = r.frames;
+        while (b.depth < StackDepth && b.frames[b.depth] != nullptr) ++b.depth;
+      }
+      ordered.emplace_back(std::pair(r.time_ns, r.order >> 24), b);
+    };
+    if (sample_bytes_ == 0) {
+      for_each_shard([&](const shard& s) { s.live.for_each(add); });
+    } else {
+      std::lock_guard lock(samples_lock_);
+      samples_.for_each(add);
+    }
     std::sort(ordered.begin(), ordered.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<block> out;
@@ -260,24 +313,43 @@ class tracking<Upstream, true, StackDepth, Lock> {
     return out;
   }
 
-  // A text report: a summary line, then one line per live block (oldest first)
-  // with its address, size, alignment, thread, tag and age, and its stack.
+  // A text report: a summary line, then one line per record (oldest first)
+  // with its address, size, alignment, thread, tag and age (and weight when
+  // sampled), and its stack. Sampled, the summary gives the exact counts and
+  // the records' estimate of them.
   std::string leak_report() const {
     const std::int64_t now = clock_ns() - start_;
     const std::vector<block> blocks = live();
-    std::size_t bytes = 0;
-    for (const block& b : blocks) bytes += b.bytes;
     std::string out;
     char line[256];
-    std::snprintf(line, sizeof line, "strata tracking: %zu live blocks, %zu bytes\n", blocks.size(),
-                  bytes);
+    if (sample_bytes_ == 0) {
+      std::size_t bytes = 0;
+      for (const block& b : blocks) bytes += b.bytes;
+      std::snprintf(line, sizeof line, "strata tracking: %zu live blocks, %zu bytes\n",
+                    blocks.size(), bytes);
+    } else {
+      double count = 0, bytes = 0;
+      for (const block& b : blocks) {
+        count += b.weight;
+        bytes += b.weight * static_cast<double>(b.bytes);
+      }
+      std::snprintf(line, sizeof line,
+                    "strata tracking: %zu live blocks, %zu bytes; sampled 1 per %zu bytes: %zu "
+                    "records, estimated %.0f blocks, %.0f bytes\n",
+                    live_blocks(), live_bytes(), sample_bytes_, blocks.size(), count, bytes);
+    }
     out += line;
     for (const block& b : blocks) {
       std::snprintf(line, sizeof line,
-                    "  0x%" PRIxPTR " %zu bytes align %zu thread %" PRIu32 " tag %s age %.3f ms\n",
+                    "  0x%" PRIxPTR " %zu bytes align %zu thread %" PRIu32 " tag %s age %.3f ms",
                     b.address, b.bytes, b.alignment, b.thread, b.tag != nullptr ? b.tag : "-",
                     static_cast<double>(now - b.time_ns) / 1e6);
       out += line;
+      if (sample_bytes_ != 0) {
+        std::snprintf(line, sizeof line, " weight %.2f", b.weight);
+        out += line;
+      }
+      out += '\n';
       if constexpr (StackDepth > 0) detail::describe_stack(b.frames.data(), b.depth, out);
     }
     return out;
@@ -308,11 +380,16 @@ class tracking<Upstream, true, StackDepth, Lock> {
   };
   using shard_guard = std::conditional_t<one_thread, no_guard, std::lock_guard<detail::shard_lock>>;
 
-  // One thread's records, with the clock it reads once every clock_every records.
+  // One thread's records and counts, the clock it reads once every
+  // clock_every records, and its sampler: bytes left before the next sample
+  // and the random state that draws the gaps.
   struct shard : detail::tracking_shard<record> {
     static constexpr std::uint32_t clock_every = 16;
     std::int64_t clock = 0;
     std::uint32_t until_clock = 0;
+    bool lockless = false;  // sampled, and only its thread counts here: no lock taken
+    long bytes_left = 0;
+    std::uint64_t random = 0;
     // The coarse clock since `start`, read afresh every clock_every records:
     // the clock's tick (a few ms) is coarser than 16 calls on a busy thread.
     std::int64_t now_ns(std::int64_t start) noexcept {
@@ -323,6 +400,91 @@ class tracking<Upstream, true, StackDepth, Lock> {
       return clock;
     }
   };
+
+  // Exact mode: record the block in the thread's shard and count it; a
+  // record that cannot be made gives the block back and throws.
+  void record_exact(shard& s, void* p, std::size_t bytes, std::size_t alignment, const char* tag) {
+    record r;
+    r.bytes = bytes;
+    r.tag = tag;
+    const std::uint32_t thread = thread_number();
+    if constexpr (StackDepth > 0) detail::capture_stack(r.frames.data(), StackDepth, 1);
+    try {
+      shard_guard lock(s.lock);
+      r.time_ns = s.now_ns(start_);
+      r.order = pack_order(s.next_sequence++, thread, alignment);
+      s.live.insert(reinterpret_cast<std::uintptr_t>(p), r);
+      s.count_allocation(bytes);
+    } catch (...) {
+      upstream_.deallocate(p, bytes, alignment);
+      throw;
+    }
+  }
+
+  // Exact mode: count the block out and forget its record, found in the
+  // caller's shard or, on a cold path, another's; none aborts.
+  void forget_exact(shard& s, void* p, std::size_t bytes) {
+    bool found;
+    {
+      shard_guard lock(s.lock);
+      found = s.live.erase(reinterpret_cast<std::uintptr_t>(p), nullptr);
+      s.count_free(bytes);
+    }
+    if (!found) [[unlikely]]
+      forget_elsewhere(p, &s);
+  }
+
+  // Sampled mode: count the block, and record it when the thread's byte
+  // countdown runs out on it (before counting, so a failed record counts none).
+  void count_sampled(shard& s, void* p, std::size_t bytes, std::size_t alignment, const char* tag) {
+    s.bytes_left -= static_cast<long>(bytes);
+    if (s.bytes_left < 0) [[unlikely]]
+      record_sample(s, p, bytes, alignment, tag);
+    s.count_allocation(bytes);
+  }
+
+  // The countdown ran out: draw the next gap, record the block in the sample
+  // table and raise its filter counter (saturating: a full one stays set); a
+  // record that cannot be made gives the block back and throws.
+  [[gnu::cold, gnu::noinline]] void record_sample(shard& s, void* p, std::size_t bytes,
+                                                  std::size_t alignment, const char* tag) {
+    s.bytes_left =
+        detail::poisson_gap(detail::sampler_next(s.random), static_cast<double>(sample_bytes_));
+    record r;
+    r.bytes = bytes;
+    r.tag = tag;
+    if constexpr (StackDepth > 0) detail::capture_stack(r.frames.data(), StackDepth, 1);
+    r.time_ns = s.now_ns(start_);
+    r.order = pack_order(s.next_sequence++, thread_number(), alignment);
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    try {
+      std::lock_guard lock(samples_lock_);
+      samples_.insert(address, r);
+      std::atomic<std::uint8_t>& counter = filter_[filter_slot(p)];
+      const std::uint8_t held = counter.load(std::memory_order_relaxed);
+      if (held != filter_full) counter.store(held + 1, std::memory_order_relaxed);
+    } catch (...) {
+      upstream_.deallocate(p, bytes, alignment);
+      throw;
+    }
+  }
+
+  // Sampled mode: the block's filter counter is set, so it may be a sample:
+  // forget its record and lower the counter; no record is a block not drawn.
+  [[gnu::cold, gnu::noinline]] void forget_sample(void* p) {
+    std::lock_guard lock(samples_lock_);
+    if (!samples_.erase(reinterpret_cast<std::uintptr_t>(p), nullptr)) return;
+    std::atomic<std::uint8_t>& counter = filter_[filter_slot(p)];
+    const std::uint8_t held = counter.load(std::memory_order_relaxed);
+    if (held != filter_full) counter.store(held - 1, std::memory_order_relaxed);
+  }
+
+  // The filter's counter for address `p`: Fibonacci hashing of the address.
+  static std::size_t filter_slot(const void* p) noexcept {
+    return static_cast<std::size_t>(
+        (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p)) * 0x9e3779b97f4a7c15ull) >>
+        (64 - filter_bits));
+  }
 
   // The calling thread's shard: one shard for all under no_lock (one thread at
   // a time), else the thread's own, found through the thread-local cache.
@@ -354,10 +516,7 @@ class tracking<Upstream, true, StackDepth, Lock> {
             break;
           }
         }
-        if (!chosen) {
-          chosen = std::make_shared<shard>();
-          shards_.push_back(chosen);
-        }
+        if (!chosen) chosen = new_shard();
       }
       held.hold(id_, chosen);
       found = chosen.get();
@@ -366,11 +525,23 @@ class tracking<Upstream, true, StackDepth, Lock> {
     return *found;
   }
 
-  // Forget a block missing from the caller's shard: it is in another thread's
-  // shard (freed by a thread that did not allocate it), or it is not live and
-  // the free is reported before the upstream sees it.
-  [[gnu::cold, gnu::noinline]] void forget_elsewhere(void* p, std::size_t bytes,
-                                                     const shard* mine) {
+  // A new shard, its sampler seeded from the adaptor's seed and its place
+  // among the shards, and its first gap drawn (under the registry lock).
+  std::shared_ptr<shard> new_shard() {
+    auto made = std::make_shared<shard>();
+    made->lockless = sample_bytes_ != 0;
+    made->random = detail::sampler_state(seed_ + shards_.size() * 0x9e3779b97f4a7c15ull);
+    if (sample_bytes_ != 0)
+      made->bytes_left = detail::poisson_gap(detail::sampler_next(made->random),
+                                             static_cast<double>(sample_bytes_));
+    shards_.push_back(made);
+    return made;
+  }
+
+  // Exact mode: forget a block missing from the caller's shard: it is in
+  // another thread's shard (freed by a thread that did not allocate it), or it
+  // is not live and the free is reported before the upstream sees it.
+  [[gnu::cold, gnu::noinline]] void forget_elsewhere(void* p, const shard* mine) {
     bool found = false;
     {
       std::lock_guard lock(registry_lock_);
@@ -378,10 +549,7 @@ class tracking<Upstream, true, StackDepth, Lock> {
         if (s.get() == mine) continue;
         shard_guard shard_lock(s->lock);
         found = s->live.erase(reinterpret_cast<std::uintptr_t>(p), nullptr);
-        if (found) {
-          s->live_bytes -= bytes;
-          break;
-        }
+        if (found) break;
       }
     }
     if (!found)
@@ -397,6 +565,27 @@ class tracking<Upstream, true, StackDepth, Lock> {
       shard_guard shard_lock(s->lock);
       f(*s);
     }
+  }
+
+  // One counter summed over every shard.
+  using counter = std::atomic<std::uint64_t> detail::shard_counters::*;
+  std::uint64_t sum(counter c) const {
+    std::uint64_t total = 0;
+    std::lock_guard lock(registry_lock_);
+    for (const auto& s : shards_) total += ((*s).*c).load(std::memory_order_relaxed);
+    return total;
+  }
+
+  // Counter `in` less counter `out`, summed over every shard in one pass; a
+  // block counted out on one shard after another counted it in reads as
+  // negative while threads run, so the result stops at zero.
+  std::size_t difference(counter in, counter out) const {
+    std::int64_t total = 0;
+    std::lock_guard lock(registry_lock_);
+    for (const auto& s : shards_)
+      total += static_cast<std::int64_t>(((*s).*in).load(std::memory_order_relaxed) -
+                                         ((*s).*out).load(std::memory_order_relaxed));
+    return total > 0 ? static_cast<std::size_t>(total) : 0;
   }
 
   // Pack the sequence number, the thread (saturated at 16 bits) and the alignment.
@@ -416,19 +605,35 @@ class tracking<Upstream, true, StackDepth, Lock> {
     return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
   }
 
-  // Take the start time, the adaptor's id and its common shard.
-  void start() {
+  // Take the start time, the mode, the sampler's seed and filter, and the
+  // common shard (shared by exiting threads, so counted under its lock,
+  // unless one thread at a time calls).
+  void start(tracking_options options) {
     start_ = clock_ns();
-    shards_.push_back(std::make_shared<shard>());
-    common_ = shards_.front().get();
+    sample_bytes_ = options.sample_bytes;
+    seed_ = options.seed != 0 ? options.seed : static_cast<std::uint64_t>(start_) ^ id_;
+    if (sample_bytes_ != 0)
+      filter_ = std::make_unique<std::atomic<std::uint8_t>[]>(std::size_t{1} << filter_bits);
+    common_ = new_shard().get();
+    common_->lockless = sample_bytes_ != 0 && one_thread;
   }
+
+  // The sample filter: 4096 one-byte counters, so a few hundred live samples
+  // leave nearly every free of an unsampled block a zero to read.
+  static constexpr int filter_bits = 12;
+  static constexpr std::uint8_t filter_full = 0xff;
 
   [[no_unique_address]] Upstream upstream_{};
   std::int64_t start_ = 0;
+  std::size_t sample_bytes_ = 0;  // 0: exact
+  std::uint64_t seed_ = 0;
   const std::uint64_t id_ = detail::next_tracking_id.fetch_add(1, std::memory_order_relaxed);
   mutable Lock registry_lock_;
   std::vector<std::shared_ptr<shard>> shards_;  // the common shard first
   shard* common_ = nullptr;
+  std::unique_ptr<std::atomic<std::uint8_t>[]> filter_;  // sampled mode only
+  mutable Lock samples_lock_;
+  address_table<record> samples_{64};  // sampled mode's records, keyed by address
 };
 
 }  // namespace strata

@@ -2,6 +2,8 @@
 // dispatch to the guarded region and the heap profiler.
 #include "heap/sampling.hpp"
 
+#include <strata/detail/poisson_sampler.hpp>
+
 #include <climits>
 
 #include "guarded/region.hpp"
@@ -39,19 +41,13 @@ std::atomic<std::uint64_t> seeded_threads{0};
 // A thread's first random state: from STRATA_PROFILE_SEED and the thread's
 // order of arrival when set (reproducible runs), else from its id.
 std::uint64_t first_random() noexcept {
-  std::uint64_t x = seed != 0 ? seed + seeded_threads.fetch_add(1) * 0x9e3779b97f4a7c15
-                              : os::thread_id() * 0x9e3779b97f4a7c15;
-  x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9;  // splitmix's finaliser spreads nearby seeds
-  return (x ^ (x >> 29)) | 1;
+  return detail::sampler_state(seed != 0 ? seed + seeded_threads.fetch_add(1) * 0x9e3779b97f4a7c15
+                                         : os::thread_id() * 0x9e3779b97f4a7c15);
 }
 
-// xorshift: no lock, no system call.
+// The shared xorshift (detail/poisson_sampler.hpp): no lock, no system call.
 std::uint64_t next_random(sampling_thread& t) noexcept {
-  std::uint64_t x = t.random;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return t.random = x;
+  return detail::sampler_next(t.random);
 }
 
 // Allocations before the next guarded one: uniform from 0 to 2 * rate - 2, so

@@ -2,6 +2,8 @@
 // its record.
 #include "profile/profiler.hpp"
 
+#include <strata/detail/poisson_sampler.hpp>
+
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -39,11 +41,9 @@ bool start(std::size_t unit) noexcept {
   return true;
 }
 
-// -rate * ln(u) for u uniform in (0, 1]: 53 random bits, never 0.
+// The shared Poisson gap (detail/poisson_sampler.hpp) at the profile's rate.
 long next_gap(std::uint64_t uniform) noexcept {
-  double u = static_cast<double>((uniform >> 11) + 1) * 0x1p-53;
-  double gap = -rate * std::log(u);
-  return gap < 1 ? 1 : gap > 0x1p62 ? LONG_MAX : static_cast<long>(gap);
+  return detail::poisson_gap(uniform, rate);
 }
 
 // A mapping of its own keeps the sample out of strata's segments, so free

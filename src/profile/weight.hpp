@@ -1,24 +1,20 @@
-// What one sample stands for. Sample points fall on the stream of allocated
-// bytes as a Poisson process of mean spacing `rate`, so a block of `size`
-// bytes holds at least one (and is drawn) with probability
-// p = 1 - exp(-size / rate); counting it as 1/p blocks and size/p bytes makes
-// the expected estimate of every site exactly what it allocated.
+// What one sample stands for: the Poisson weight of
+// include/strata/detail/poisson_sampler.hpp (1/p blocks and size/p bytes for a
+// block drawn with probability p), so the profiler and the tracking adaptor
+// estimate alike.
 #pragma once
 
-#include <cmath>
+#include <strata/detail/poisson_sampler.hpp>
+
 #include <cstddef>
 
 namespace strata::profile {
 
-struct weight {
-  double count;
-  double bytes;
-};
+using weight = detail::sample_weight;
 
+// The weight of one drawn block of `size` bytes at `rate`.
 inline weight weight_of(std::size_t size, double rate) noexcept {
-  if (size == 0) return {0, 0};
-  double drawn = -std::expm1(-static_cast<double>(size) / rate);
-  return {1 / drawn, static_cast<double>(size) / drawn};
+  return detail::poisson_weight(size, rate);
 }
 
 }  // namespace strata::profile

@@ -137,6 +137,11 @@ row adaptor_row(const char* api, const char* header, maker<Adaptor> m, own_check
 }
 
 using tracked = strata::tracking<heap, true>;
+
+// Sampled tracking keeps no record of most blocks, so their misuse is the heap's to catch.
+std::unique_ptr<tracked> make_sampled() {
+  return std::make_unique<tracked>(strata::tracking_options{.sample_bytes = 512 * 1024});
+}
 using limited = strata::limiting<heap>;
 using counted = strata::statistics<heap, true>;
 using logged = strata::logging<heap>;
@@ -162,6 +167,16 @@ std::vector<row> adaptor_rows() {
                             }},
                            {"strata: free of a block not live in this tracking adaptor",
                             "strata: free of a block not live in this tracking adaptor"}),
+      adaptor_row<tracked>(
+          "strata::tracking<Upstream> (tracking_options{.sample_bytes = N}: sampled)",
+          "tracking.hpp",
+          {make_sampled,
+           [](tracked& a) {
+             EXPECT_EQ(a.live_blocks(), 0u);
+             EXPECT_EQ(a.live_bytes(), 0u);
+             EXPECT_EQ(a.total_allocations(), 1u);
+           }},
+          {"", ""}),
       adaptor_row<limited>("strata::limiting<Upstream>", "limiting.hpp",
                            {[] { return std::make_unique<limited>(1 << 20); },
                             [](limited& a) {

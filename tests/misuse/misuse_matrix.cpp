@@ -93,6 +93,8 @@ const std::vector<exempt_header>& exempt_headers() {
       {"detail/arena_signature.hpp", "a constant arena chunks start with"},
       {"detail/tracking_shard.hpp",
        "the tracking adaptor's per-thread tables; tracking's row covers it"},
+      {"detail/poisson_sampler.hpp",
+       "the byte-sampling arithmetic of the profiler and sampled tracking: no memory"},
       {"no_lock.hpp", "the lock that takes no lock: no memory, no argument"},
       {"ledger.hpp",
        "an account of the other resources, handing out no memory; its C calls answer a null "

@@ -65,3 +65,17 @@ TEST(SynchronizedConcurrency, TrackingAndLimitingShareAThreadSafeUpstream) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(SynchronizedConcurrency, SampledTrackingCountsExactlyWithoutALock) {
+  strata::tracking<strata::heap_resource, true> shared(
+      strata::tracking_options{.sample_bytes = 4096, .seed = 7});
+  hammer(shared);
+  EXPECT_EQ(shared.live_blocks(), 0u);
+  EXPECT_EQ(shared.live_bytes(), 0u);
+  EXPECT_EQ(shared.total_allocations(), static_cast<std::uint64_t>(threads) * rounds);
+  EXPECT_TRUE(shared.live().empty());
+}
+
+}  // namespace

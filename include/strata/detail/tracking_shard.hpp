@@ -6,6 +6,11 @@
 // through its own list; only its first call to an adaptor takes the
 // adaptor's registry lock. A thread that exits marks its shards abandoned and
 // the next new thread adopts one; the records stay where they are, live.
+// Each shard also counts the calls made through it, exactly: only the thread
+// that holds the shard writes its counters (or whoever holds its lock, for the
+// common shard that exiting threads share), so a count is a plain add, and a
+// reader sums every shard's. A block freed on another thread is counted out
+// there, so one shard may have more frees than allocations; the sums stay exact.
 #ifndef STRATA_DETAIL_TRACKING_SHARD_HPP
 #define STRATA_DETAIL_TRACKING_SHARD_HPP
 
@@ -45,12 +50,39 @@ struct shard_state {
   std::atomic<bool> orphaned{false};   // its adaptor is gone: the thread may forget it
 };
 
-// The records one thread made through one adaptor (the thread's, or adopted).
+// The calls counted through one shard: relaxed atomics that only one writer at
+// a time updates, so readers on other threads see whole values. What is live
+// is what was handed out less what came back, so a call updates two counters.
+struct shard_counters {
+  std::atomic<std::uint64_t> allocations{0};
+  std::atomic<std::uint64_t> allocated_bytes{0};
+  std::atomic<std::uint64_t> frees{0};
+  std::atomic<std::uint64_t> freed_bytes{0};
+
+  // Count a block handed out: a load and a store each, no read-modify-write.
+  void count_allocation(std::size_t bytes) noexcept {
+    add(allocations, 1);
+    add(allocated_bytes, bytes);
+  }
+  // Count a block given back.
+  void count_free(std::size_t bytes) noexcept {
+    add(frees, 1);
+    add(freed_bytes, bytes);
+  }
+
+ private:
+  // The single writer's add.
+  static void add(std::atomic<std::uint64_t>& counter, std::uint64_t delta) noexcept {
+    counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+  }
+};
+
+// The records one thread made through one adaptor (the thread's, or adopted),
+// and its counts.
 template <class Record>
-struct tracking_shard : shard_state {
+struct tracking_shard : shard_state, shard_counters {
   shard_lock lock;
   address_table<Record> live{256};
-  std::size_t live_bytes = 0;
   std::uint64_t next_sequence = 0;
 };
 
