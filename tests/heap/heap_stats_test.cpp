@@ -106,6 +106,35 @@ TEST(HeapStats, BlocksFreedIntoFullMapPagesServeAgain) {
   EXPECT_EQ(end.in_use, start.in_use);
 }
 
+// A block freed into a full map page just after the page malloc takes from ran
+// out of blocks is the next one handed out, and that page's blocks keep counting.
+TEST(HeapStats, ABlockFreedIntoAFullPageServesNextOnceTheCurrentPageIsSpent) {
+  if (strata_option_get(STRATA_OPTION_SECURE) != 0 || strata_option_get(STRATA_OPTION_DEBUG) != 0 ||
+      strata_option_get(STRATA_OPTION_GUARDED_SAMPLE_RATE) != 0)
+    GTEST_SKIP() << "checked pages and sampling hand blocks out in an order of their own";
+  constexpr std::size_t size = 24 << 10;
+  class_counts before = counts_of(size);
+  auto spent = [](void* p) {
+    const strata::heap::page* pg = strata::heap::segment_of(p)->page_of(p);
+    return pg->free == nullptr && pg->free_map == 0;
+  };
+  std::vector<void*> blocks;
+  // Two pages' worth at least, ending with the current page's last block.
+  do blocks.push_back(strata_malloc(size));
+  while (blocks.size() < 24 || !spent(blocks.back()));
+  void* first = blocks.front();  // on a page that went full earlier
+  ASSERT_NE(strata::heap::segment_of(first)->page_of(first),
+            strata::heap::segment_of(blocks.back())->page_of(blocks.back()));
+  strata_free(first);
+  void* next = strata_malloc(size);
+  EXPECT_EQ(next, first);
+  blocks.front() = next;
+  for (void* p : blocks) strata_free(p);
+  class_counts after = counts_of(size);
+  EXPECT_EQ(after.mallocs - before.mallocs, blocks.size() + 1);
+  EXPECT_EQ(after.frees - before.frees, blocks.size() + 1);
+}
+
 TEST(HeapStats, LiveBlocksShowInUseUntilFreed) {
   constexpr std::size_t size = 1792;
   strata_stats_t start;
