@@ -280,6 +280,24 @@ __attribute__((noinline)) void free_checked(segment* seg, page* pg, void* p) {
   remote_free(pg, b, word);
 }
 
+// The owner frees `p` into `pg`, one of its map pages on the full list, whose
+// flag sent the free here: a full page has no hot block, so the block takes
+// that slot (page_give) and the page rejoins its queue or, left empty, goes.
+// The checks of any pointer's free (free_checked) cost 150 instructions more,
+// and a map page of 8 blocks comes here for one malloc in ten of a working set
+// of random sizes (heap/random-working-set).
+void free_into_full_map(segment* seg, page* pg, void* p) {
+  std::uint64_t index;
+  if (!map_block_start(pg, p, index) || ((pg->free_map >> index) & 1) != 0 || pg->free != nullptr)
+    return free_checked(seg, pg, p);  // reports the pointer, or frees it the long way
+  page_give(pg, p, std::uint64_t{1} << index);
+  heap* h = pg->owner_heap.load(std::memory_order_relaxed);
+  if (page_live(pg) == 0)
+    page_emptied(h, pg);
+  else
+    page_unfull(h, pg);
+}
+
 }  // namespace
 
 void free_slow(segment* seg, page* pg, void* p) noexcept {
@@ -296,6 +314,8 @@ void free_slow(segment* seg, page* pg, void* p) noexcept {
       (owner != 0 || pg->slice_count != 0) && owner != os::thread_id() &&
       pg->size_class != class_count && me != &empty_heap)
     return hold_remote_free(me->context, pg, static_cast<block*>(p));
+  if (word == (os::thread_id() | page_is_map | page_in_full) && pg->slice_count != 0)
+    return free_into_full_map(seg, pg, p);
   free_checked(seg, pg, p);
 }
 

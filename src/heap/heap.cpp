@@ -199,7 +199,17 @@ page* page_alloc(heap* h, std::size_t cls) {
   }
 }
 
-// Park a page on the full list, unless other threads freed into it meanwhile.
+// Whether the page can hand out a block, carving more of a list page if needed.
+bool page_has_block(page* pg) {
+  if ((pg->owner.load(std::memory_order_relaxed) & page_is_checked) != 0)
+    return checked_has_block(pg);
+  if (page_has_map(pg)) return pg->free_map != 0 || pg->free != nullptr;
+  if (pg->free == nullptr && pg->capacity < pg->reserved) page_extend(pg);
+  return pg->free != nullptr;
+}
+
+}  // namespace
+
 // Setting the full bit with a compare-exchange on thread_free means a freeing
 // thread either sees the bit (and signals the heap) or its blocks stop this.
 bool page_to_full(heap* h, page* pg) {
@@ -214,17 +224,6 @@ bool page_to_full(heap* h, page* pg) {
                   std::memory_order_relaxed);
   return true;
 }
-
-// Whether the page can hand out a block, carving more of a list page if needed.
-bool page_has_block(page* pg) {
-  if ((pg->owner.load(std::memory_order_relaxed) & page_is_checked) != 0)
-    return checked_has_block(pg);
-  if (page_has_map(pg)) return pg->free_map != 0 || pg->free != nullptr;
-  if (pg->free == nullptr && pg->capacity < pg->reserved) page_extend(pg);
-  return pg->free != nullptr;
-}
-
-}  // namespace
 
 page* find_page(heap* h, std::size_t cls) {
   page_queue& q = h->queues[cls];

@@ -112,6 +112,9 @@ struct valgrind_quiet {
 };
 
 // ---- pages (heap.cpp) ----
+// Park a page on the full list, unless other threads freed into it meanwhile
+// (then false: collect it again).
+bool page_to_full(heap* h, page* pg);
 // A page of class `cls` that can hand out a block, first in its queue; null when out of memory.
 page* find_page(heap* h, std::size_t cls);
 

@@ -127,6 +127,22 @@ void heap_fold_stats(heap* h) {
   for (page* pg = h->full.first; pg != nullptr; pg = pg->next) page_fold_stats(h, pg);
 }
 
+namespace {
+// Let `pg`, requeued second with a hot block, serve at once when the map page
+// malloc takes from has no block left: the refill the next malloc would make
+// does just this, at about 500 instructions. In a working set of random sizes
+// one malloc in ten met such a refill, each after a free into a full map page.
+void page_serve_next(heap* h, page* pg) {
+  std::size_t cls = pg->size_class;
+  page* first = h->queues[cls].first;
+  if (first == pg || pg->free == nullptr || single_block_class(cls)) return;
+  if ((first->owner.load(std::memory_order_relaxed) & page_flag_mask) != page_is_map ||
+      first->free != nullptr || first->free_map != 0 || h->current[cls] != first)
+    return;
+  if (page_to_full(h, first)) heap_set_current(h, cls);  // pg is first now
+}
+}  // namespace
+
 void page_unfull(heap* h, page* pg) {
   pg->thread_free.fetch_and(~thread_free_full, std::memory_order_relaxed);
   pg->owner.store(pg->owner.load(std::memory_order_relaxed) & ~page_in_full,
@@ -139,6 +155,7 @@ void page_unfull(heap* h, page* pg) {
   queue_push_second(q, pg);
   if (was_empty) heap_set_current(h, pg->size_class);
   page_settle(h, pg);
+  page_serve_next(h, pg);
 }
 
 void page_emptied(heap* h, page* pg) {

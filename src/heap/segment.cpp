@@ -835,13 +835,19 @@ void purge_cached(bool force) {
   }
   cache.next_purge.store(earliest, std::memory_order_relaxed);
 }
+
+// purge_cached under the cache's lock. Out of line, so that segment_cache_collect,
+// asked on every refill, returns with nothing due before saving any register.
+__attribute__((noinline)) void purge_cached_locked(bool force) {
+  std::lock_guard<os::mutex> guard(cache.lock);
+  purge_cached(force);
+}
 }  // namespace
 
 void segment_cache_collect(bool force) {
   std::int64_t next = cache.next_purge.load(std::memory_order_relaxed);
   if (!force && (next == 0 || clock_ms() < next)) return;
-  std::lock_guard<os::mutex> guard(cache.lock);
-  purge_cached(force);
+  purge_cached_locked(force);
 }
 
 std::int64_t segment_cache_deadline() {

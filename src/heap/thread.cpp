@@ -234,9 +234,10 @@ std::int64_t abandoned_deadline() noexcept {
   return abandoned_due.load(std::memory_order_relaxed);
 }
 
-void abandoned_collect(bool force) noexcept {
-  std::int64_t due = abandoned_due.load(std::memory_order_relaxed);
-  if (!force && (due == 0 || clock_ms() < due)) return;
+namespace {
+// abandoned_collect once it is due. Out of line, so that abandoned_collect,
+// asked on every refill, returns with nothing due before saving any register.
+__attribute__((noinline)) void abandoned_collect_due(bool force) {
   if (force)
     abandoned_collect_lock.lock();
   else if (!abandoned_collect_lock.try_lock())
@@ -275,6 +276,13 @@ void abandoned_collect(bool force) noexcept {
     abandoned = kept;
   }
   if (next_due != 0) abandoned_arm(next_due);
+}
+}  // namespace
+
+void abandoned_collect(bool force) noexcept {
+  std::int64_t due = abandoned_due.load(std::memory_order_relaxed);
+  if (!force && (due == 0 || clock_ms() < due)) return;
+  abandoned_collect_due(force);
 }
 
 segment* thread_acquire_segment(thread_context* ctx, bool single_block_pages) {

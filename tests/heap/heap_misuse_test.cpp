@@ -244,6 +244,22 @@ TEST_F(HeapMisuse, MediumMisuseInAPagesSecondSlice) {
   EXPECT_DEATH(misuse_in_second_slice(16, false), not_handed_out);
 }
 
+// The owner's frees into its map pages on the full list take a path of their
+// own: a pointer inside a block of a full page is caught there, and a block
+// another thread freed already once the owner collects that thread's frees.
+void misuse_in_full_page(std::ptrdiff_t offset, bool twice) {
+  void* blocks[24];
+  for (void*& b : blocks) b = strata_malloc(20 << 10);  // the first pages go full
+  if (twice) free_elsewhere(blocks[0]);
+  strata_free(at(blocks[0], offset));
+  for (void*& b : blocks) b = strata_malloc(20 << 10);  // collects the page
+}
+
+TEST_F(HeapMisuse, MediumMisuseInAFullPage) {
+  EXPECT_DEATH(misuse_in_full_page(0, true), double_free);
+  EXPECT_DEATH(misuse_in_full_page(16, false), not_handed_out);
+}
+
 TEST_F(HeapMisuse, MediumDoubleFreeOfTheHotBlock) {
   EXPECT_DEATH(double_free_at_once(5000), double_free);
 }

@@ -1,7 +1,9 @@
 // Statistics add up: every malloc and free is counted in its class, whether it
 // took the fast path, another thread freed it, or its thread has exited.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -65,6 +67,72 @@ TEST(HeapStats, AnOwnerFreeCountThatWrapsLosesNothing) {
   class_counts after = counts_of(size);
   EXPECT_EQ(after.frees - before.frees, preset + 100);
   EXPECT_EQ(after.mallocs - before.mallocs, preset + 100);
+}
+
+// Blocks the owner frees into its full map pages (20 KiB blocks, a few to a
+// page) serve again before any new page, and the counts add up across the
+// pages' trips off the full list and back.
+TEST(HeapStats, BlocksFreedIntoFullMapPagesServeAgain) {
+  constexpr std::size_t size = 20 << 10;
+  class_counts before = counts_of(size);
+  strata_stats_t start;
+  strata_stats_get(&start);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 64; ++i) blocks.push_back(strata_malloc(size));
+  std::set<void*> freed;
+  for (std::size_t i = 0; i < blocks.size(); i += 8) {  // one of each full page, several times
+    freed.insert(blocks[i]);
+    strata_free(blocks[i]);
+  }
+  std::vector<void*> again;
+  for (std::size_t i = 0; i < freed.size() + 8; ++i) again.push_back(strata_malloc(size));
+  // Checked pages hold freed blocks back a while; sampling hands some out from its own region.
+  bool reuse_exact = strata_option_get(STRATA_OPTION_SECURE) == 0 &&
+                     strata_option_get(STRATA_OPTION_DEBUG) == 0 &&
+                     strata_option_get(STRATA_OPTION_GUARDED_SAMPLE_RATE) == 0;
+  if (reuse_exact) {
+    for (void* p : freed) EXPECT_NE(std::find(again.begin(), again.end(), p), again.end()) << p;
+  }
+  class_counts middle = counts_of(size);
+  EXPECT_EQ(middle.mallocs - before.mallocs, 64u + again.size());
+  EXPECT_EQ(middle.frees - before.frees, freed.size());
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    if (i % 8 != 0) strata_free(blocks[i]);
+  for (void* p : again) strata_free(p);
+  class_counts after = counts_of(size);
+  EXPECT_EQ(after.frees - before.frees, after.mallocs - before.mallocs);
+  strata_stats_t end;
+  strata_stats_get(&end);
+  EXPECT_EQ(end.in_use, start.in_use);
+}
+
+// A block freed into a full map page just after the page malloc takes from ran
+// out of blocks is the next one handed out, and that page's blocks keep counting.
+TEST(HeapStats, ABlockFreedIntoAFullPageServesNextOnceTheCurrentPageIsSpent) {
+  if (strata_option_get(STRATA_OPTION_SECURE) != 0 || strata_option_get(STRATA_OPTION_DEBUG) != 0 ||
+      strata_option_get(STRATA_OPTION_GUARDED_SAMPLE_RATE) != 0)
+    GTEST_SKIP() << "checked pages and sampling hand blocks out in an order of their own";
+  constexpr std::size_t size = 24 << 10;
+  class_counts before = counts_of(size);
+  auto spent = [](void* p) {
+    const strata::heap::page* pg = strata::heap::segment_of(p)->page_of(p);
+    return pg->free == nullptr && pg->free_map == 0;
+  };
+  std::vector<void*> blocks;
+  // Two pages' worth at least, ending with the current page's last block.
+  do blocks.push_back(strata_malloc(size));
+  while (blocks.size() < 24 || !spent(blocks.back()));
+  void* first = blocks.front();  // on a page that went full earlier
+  ASSERT_NE(strata::heap::segment_of(first)->page_of(first),
+            strata::heap::segment_of(blocks.back())->page_of(blocks.back()));
+  strata_free(first);
+  void* next = strata_malloc(size);
+  EXPECT_EQ(next, first);
+  blocks.front() = next;
+  for (void* p : blocks) strata_free(p);
+  class_counts after = counts_of(size);
+  EXPECT_EQ(after.mallocs - before.mallocs, blocks.size() + 1);
+  EXPECT_EQ(after.frees - before.frees, blocks.size() + 1);
 }
 
 TEST(HeapStats, LiveBlocksShowInUseUntilFreed) {
