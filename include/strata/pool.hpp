@@ -486,13 +486,13 @@ class basic_fixed_pool {
   // caught when the claimed block comes back (deallocate_claimed()).
   void deallocate_owned(void* p, const char* where) {
     std::lock_guard guard(lock_);
+    check_handed_out(p, where);  // first: a block never carved is poisoned
     if constexpr (Config.checked) {
       const std::uintptr_t mark = std::atomic_ref<std::uintptr_t>(static_cast<free_block*>(p)->tag)
                                       .load(std::memory_order_relaxed);
       if (mark == freed_tag(p) || mark == claimed_tag(p)) [[unlikely]]
         detail::report_misuse("double free of a pool block", where, p);
     }
-    check_handed_out(p, where);
     --live_;
     push(p);
   }
