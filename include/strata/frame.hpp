@@ -271,7 +271,7 @@ class frame_allocator {
       }
       for (void* p : taking)
         pool_type::owner_of(p, allocator->options_.pool_page_bytes)
-            ->deallocate_claimed(p, "frame_allocator::begin_frame");
+            ->deallocate_claimed(p, "frame_allocator::pool_deallocate, found by begin_frame");
       taking.clear();
     }
 
