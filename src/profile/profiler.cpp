@@ -55,8 +55,8 @@ void* allocate(std::size_t size) noexcept {
   if (p == nullptr) return nullptr;
   stack::frames frames;
   stack::capture(frames, 2);
-  if (!table_insert(reinterpret_cast<std::uintptr_t>(p), size, weight_of(size, rate), frames,
-                    stack::kernel_thread_id())) {
+  if (!table_insert(reinterpret_cast<std::uintptr_t>(p), size, detail::poisson_weight(size, rate),
+                    frames, stack::kernel_thread_id())) {
     os::release(p, mapped_bytes(size));
     return nullptr;
   }

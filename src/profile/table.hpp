@@ -4,13 +4,17 @@
 // allocates; one lock guards them (the sampled path is rare by design).
 #pragma once
 
+#include <strata/detail/poisson_sampler.hpp>
+
 #include <cstddef>
 #include <cstdint>
 
-#include "profile/weight.hpp"
 #include "stack/frames.hpp"
 
 namespace strata::profile {
+
+// What one sample stands for: 1/p blocks and size/p bytes (poisson_weight).
+using weight = detail::sample_weight;
 
 // One distinct allocation stack and the estimated blocks and bytes drawn
 // there since start and still live.
