@@ -161,7 +161,7 @@ void* resize(heap* h, void* p, std::size_t size) {
 }  // namespace
 
 void* strata_malloc(size_t size) noexcept {
-  return malloc_hooked(tls_heap, size);
+  return malloc_hooked(tls_entry.own_heap, size);
 }
 
 void* strata_calloc(size_t count, size_t size) noexcept {
@@ -184,30 +184,36 @@ void strata_free_sized(void* p, size_t) noexcept {
   heap_free(p);
 }
 
-void* strata_malloc_aligned(size_t size, size_t alignment) noexcept {
-  if (STRATA_LIKELY(!sampling_on())) {
-    if (void* p = heap_malloc_aligned_fast(tls_heap, size, alignment); STRATA_LIKELY(p != nullptr))
-      return p;
-  }
+void* strata::heap::malloc_aligned_counted(std::size_t size, std::size_t alignment,
+                                           bool drawn) noexcept {
   heap* h = default_heap();
   if (h == nullptr) return allocation_error(ENOMEM, "malloc_aligned", size, alignment);
-  return malloc_aligned_hooked(h, size, alignment);
+  return drawn ? malloc_aligned_sampled(h, size, alignment)
+               : heap_malloc_aligned(h, size, alignment);
+}
+
+void* strata_malloc_aligned(size_t size, size_t alignment) noexcept {
+  return malloc_aligned_entry(size, alignment);
 }
 
 void* strata_aligned_alloc(size_t alignment, size_t size) noexcept {
-  return strata_malloc_aligned(size, alignment);
+  return malloc_aligned_entry(size, alignment);
 }
 
+// The aligned path of strata_malloc_aligned, with errno as it was: POSIX has
+// posix_memalign return its error instead.
 int strata_posix_memalign(void** out, size_t alignment, size_t size) noexcept {
   if (out == nullptr || alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0)
     return EINVAL;
-  void* fast = sampling_on() ? nullptr : heap_malloc_aligned_fast(tls_heap, size, alignment);
-  if (STRATA_LIKELY(fast != nullptr)) {
-    *out = fast;
-    return 0;
+  bool drawn = sample_due();
+  if (STRATA_LIKELY(!drawn)) {
+    if (void* p = heap_malloc_aligned_fast(tls_entry.own_heap, size, alignment)) {
+      *out = p;
+      return 0;
+    }
   }
   int saved = errno;
-  void* p = strata_malloc_aligned(size, alignment);
+  void* p = malloc_aligned_counted(size, alignment, drawn);
   int result = p == nullptr ? errno : 0;
   errno = saved;
   if (p == nullptr) return result;
@@ -230,11 +236,11 @@ size_t strata_malloc_batch(size_t size, size_t count, void** out) noexcept {
     errno = EINVAL;
     return 0;
   }
-  heap* h = tls_heap;
+  heap* h = tls_entry.own_heap;
   for (size_t i = 0; i < count; ++i) {
     out[i] = heap_malloc(h, size);
     if (out[i] == nullptr) return i;
-    h = tls_heap;  // the first call may have set this thread up
+    h = tls_entry.own_heap;  // the first call may have set this thread up
   }
   return count;
 }

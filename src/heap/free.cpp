@@ -303,7 +303,7 @@ void free_into_full_map(segment* seg, page* pg, void* p) {
 void free_slow(segment* seg, page* pg, void* p) noexcept {
   std::uintptr_t word = pg->owner.load(std::memory_order_relaxed);
   std::uintptr_t owner = word & ~page_flag_mask;
-  heap* me = tls_heap;
+  heap* me = tls_entry.own_heap;
   // The usual free from another thread: a list page with no aligned pointers,
   // unchecked, not a huge block, of a live thread or of an exited one (a live
   // page: a freed page's slice reads owner 0 too). Held at once; the flush

@@ -13,7 +13,8 @@ namespace strata::heap {
 
 constinit page empty_page{};
 constinit heap empty_heap;
-constinit thread_local heap* tls_heap __attribute__((tls_model(STRATA_TLS_MODEL))) = &empty_heap;
+constinit thread_local thread_entry tls_entry
+    __attribute__((tls_model(STRATA_TLS_MODEL))) = {&empty_heap, 0};
 
 namespace {
 

@@ -120,7 +120,15 @@ struct thread_context {
 // The page every slot of a fresh heap points at: never has a free block.
 extern constinit page empty_page;
 extern constinit heap empty_heap;
-extern constinit thread_local heap* tls_heap __attribute__((tls_model(STRATA_TLS_MODEL)));
+
+// What every allocation entry point reads of its thread, side by side so that
+// one thread-pointer offset reaches both: the thread's default heap
+// (empty_heap until it is set up) and the sampling countdown (sampling.hpp).
+struct thread_entry {
+  heap* own_heap;
+  long sample_countdown;
+};
+extern constinit thread_local thread_entry tls_entry __attribute__((tls_model(STRATA_TLS_MODEL)));
 
 // Every slot of a fresh heap points at the empty page.
 constexpr heap::heap() : direct{}, current{} {
@@ -294,7 +302,7 @@ inline void heap_free(void* p) noexcept {
 
 // The calling thread's default heap, set up on first use.
 inline heap* default_heap() noexcept {
-  heap* h = tls_heap;
+  heap* h = tls_entry.own_heap;
   return STRATA_LIKELY(h != &empty_heap) ? h : thread_heap_init();
 }
 

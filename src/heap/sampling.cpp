@@ -14,9 +14,14 @@
 
 namespace strata::heap {
 
-bool sampling_enabled = false;
-
 namespace {
+
+// What the entry countdown counts to: nothing (it is set out of reach), the
+// next guarded draw (guarded sampling alone: the countdown is its own), or
+// every allocation (the profiler's countdown is in bytes, and the trace
+// recorder records each one). Set at start-up; a forked child keeps it.
+enum class hook_mode : unsigned char { off, guarded, every_call };
+hook_mode mode = hook_mode::off;
 
 // Per thread: allocations left until the next guarded one and bytes left until
 // the next profiled one (each drawn when it goes below 0), a random draw's
@@ -94,17 +99,40 @@ void* sample(sampling_thread& t, std::size_t size, std::size_t alignment) noexce
   return p;
 }
 
+// Count an allocation that ran the entry countdown out against the samplers'
+// own countdowns: true when this one is drawn (always a thread's first, which
+// draws its first gaps). While every allocation comes here the entry countdown
+// is left below 0 (malloc_drawn sets it to 0 at each draw, far from wrapping);
+// when nothing samples it is set out of reach.
+bool count_sampled(sampling_thread& t, std::size_t size) noexcept {
+  if (STRATA_LIKELY(mode == hook_mode::every_call)) {
+    long guarded_left = --t.guarded_left;
+    long bytes_left = t.bytes_left -= static_cast<long>(size);
+    return (guarded_left | bytes_left) < 0;
+  }
+  if (mode == hook_mode::guarded) {  // the entry countdown was the guarded one
+    if (t.started) t.guarded_left = -1;
+    return true;
+  }
+  tls_entry.sample_countdown = LONG_MAX;
+  return false;
+}
+
 // The allocation a countdown ran out on, never one of a sampler's own; an
-// alignment of 0 is malloc's.
+// alignment of 0 is malloc's. With guarded sampling alone the entry countdown
+// then runs to the next draw (or to the next allocation, when a sampler was
+// busy and this draw passed).
 __attribute__((noinline, cold)) void* malloc_drawn(heap* h, std::size_t size,
                                                    std::size_t alignment) noexcept {
   sampling_thread& t = tls_sampling;
+  void* p = nullptr;
   if (!t.busy) {
     t.busy = true;
-    void* p = sample(t, size, alignment < 16 ? 16 : alignment);
+    p = sample(t, size, alignment < 16 ? 16 : alignment);
     t.busy = false;
-    if (p != nullptr) return p;
   }
+  tls_entry.sample_countdown = mode == hook_mode::guarded ? t.guarded_left : 0;
+  if (p != nullptr) return p;
   return alignment == 0 ? heap_malloc(h, size) : heap_malloc_aligned(h, size, alignment);
 }
 
@@ -122,36 +150,29 @@ void sampling_start() noexcept {
                      segment_size)) {
     guarded_rate = rate;
     sampled_stats_reserve(guarded::region_bytes());
-    sampling_enabled = true;
+    if (mode == hook_mode::off) mode = hook_mode::guarded;
   }
   if (profile::start(segment_size)) {
     profiling = true;
-    sampling_enabled = true;
+    mode = hook_mode::every_call;
   }
+  tls_entry.sample_countdown = 0;  // this thread may have counted while it was off
 }
 
 void sampling_force_on() noexcept {
-  sampling_enabled = true;
+  mode = hook_mode::every_call;
+  tls_entry.sample_countdown = 0;
 }
 
-// One decrement per countdown, then the heap; a drawn allocation (either
-// countdown below 0, which sets the sign bit of their or) takes malloc_drawn.
 void* malloc_sampled(heap* h, std::size_t size) noexcept {
-  sampling_thread& t = tls_sampling;
-  long guarded_left = --t.guarded_left;
-  long bytes_left = t.bytes_left -= static_cast<long>(size);
-  if (STRATA_LIKELY((guarded_left | bytes_left) >= 0)) return heap_malloc(h, size);
+  if (STRATA_LIKELY(!count_sampled(tls_sampling, size))) return heap_malloc(h, size);
   return malloc_drawn(h, size, 0);
 }
 
-// The same countdowns for an aligned request; a bad alignment is never drawn,
-// so heap_malloc_aligned gives it its usual answer.
+// A bad alignment is never drawn, so heap_malloc_aligned gives it its usual answer.
 void* malloc_aligned_sampled(heap* h, std::size_t size, std::size_t alignment) noexcept {
-  sampling_thread& t = tls_sampling;
-  long guarded_left = --t.guarded_left;
-  long bytes_left = t.bytes_left -= static_cast<long>(size);
   bool valid = alignment != 0 && (alignment & (alignment - 1)) == 0;
-  if (STRATA_LIKELY((guarded_left | bytes_left) >= 0) || !valid)
+  if (STRATA_LIKELY(!count_sampled(tls_sampling, size)) || !valid)
     return heap_malloc_aligned(h, size, alignment);
   return malloc_drawn(h, size, alignment);
 }

@@ -1,9 +1,12 @@
 // The sampling hook of the allocation entry points: guarded sampling
 // (guarded/) and the heap profiler (profile/) each take about one allocation
-// in so many. While neither is on (nor the override's trace recorder, which
-// shares the hook), an entry point pays one load and a branch not taken, the
-// test the trace recorder always cost; once on, a sampled entry point pays a
-// counter decrement per feature in the out-of-line sampled path.
+// in so many, and the override's trace recorder records every one. Each entry
+// point counts its allocation once, down a per-thread countdown beside the
+// thread's heap: a decrement and a sign test, the whole cost while nothing
+// samples. When it runs out the allocation goes through malloc_sampled, which
+// sets the countdown again: never again while sampling is off, at the next
+// guarded draw when guarded sampling is on alone, at once while the profiler's
+// byte countdown or the trace recorder needs to see every allocation.
 #pragma once
 
 #include <cstddef>
@@ -12,40 +15,55 @@
 
 namespace strata::heap {
 
-// Set once at start-up (a forked child keeps it): a plain flag, so the test
-// is one compare of memory with zero.
-extern bool sampling_enabled __attribute__((visibility("hidden")));
-
-inline bool sampling_on() noexcept {
-  return sampling_enabled;
+// Count one allocation: true when the countdown ran out and the allocation
+// must go through malloc_sampled or malloc_aligned_sampled.
+inline bool sample_due() noexcept {
+  return --tls_entry.sample_countdown < 0;
 }
 
-// Read STRATA_GUARDED_* and STRATA_PROFILE*, set the features up and turn the
-// hook on when one of them is asked for; later calls do nothing.
+// Read STRATA_GUARDED_* and STRATA_PROFILE*, set the features up and start the
+// hook when one of them is asked for; later calls do nothing.
 void sampling_start() noexcept;
 
-// Turn the hook on for the trace recorder, which records in its sampled path.
+// Send every allocation through the hook, for the trace recorder, which
+// records on that path.
 void sampling_force_on() noexcept;
 
-// malloc through the samplers: a guarded or profiled block when this
+// malloc after its countdown ran out: a guarded or profiled block when this
 // allocation is drawn, else heap_malloc(h, size).
 void* malloc_sampled(heap* h, std::size_t size) noexcept;
 
-// heap_malloc, or malloc_sampled while the hook is on: what the C API calls.
+// heap_malloc, counted: what the C API calls.
 inline void* malloc_hooked(heap* h, std::size_t size) noexcept {
-  if (STRATA_UNLIKELY(sampling_on())) return malloc_sampled(h, size);
+  if (STRATA_UNLIKELY(sample_due())) return malloc_sampled(h, size);
   return heap_malloc(h, size);
 }
 
-// heap_malloc_aligned through the samplers: when this allocation is drawn, a
-// guarded block (alignment up to a page) or a profiled one (up to the segment
-// size) aligned as asked, else heap_malloc_aligned(h, size, alignment).
+// heap_malloc_aligned after its countdown ran out: when this allocation is
+// drawn, a guarded block (alignment up to a page) or a profiled one (up to the
+// segment size) aligned as asked, else heap_malloc_aligned(h, size, alignment).
 void* malloc_aligned_sampled(heap* h, std::size_t size, std::size_t alignment) noexcept;
 
-// heap_malloc_aligned, or malloc_aligned_sampled while the hook is on.
+// heap_malloc_aligned, counted.
 inline void* malloc_aligned_hooked(heap* h, std::size_t size, std::size_t alignment) noexcept {
-  if (STRATA_UNLIKELY(sampling_on())) return malloc_aligned_sampled(h, size, alignment);
+  if (STRATA_UNLIKELY(sample_due())) return malloc_aligned_sampled(h, size, alignment);
   return heap_malloc_aligned(h, size, alignment);
+}
+
+// An aligned allocation from the calling thread's default heap that its entry
+// point counted already (through the samplers when `drawn`): null with errno
+// ENOMEM or EINVAL as strata_malloc_aligned answers.
+void* malloc_aligned_counted(std::size_t size, std::size_t alignment, bool drawn) noexcept;
+
+// strata_malloc_aligned inline: counted, then the heap's inline aligned path
+// when it applies.
+inline void* malloc_aligned_entry(std::size_t size, std::size_t alignment) noexcept {
+  bool drawn = sample_due();
+  if (STRATA_LIKELY(!drawn)) {
+    void* p = heap_malloc_aligned_fast(tls_entry.own_heap, size, alignment);
+    if (STRATA_LIKELY(p != nullptr)) return p;
+  }
+  return malloc_aligned_counted(size, alignment, drawn);
 }
 
 // A block that is not in strata's segments but one of the samplers': its

@@ -45,7 +45,7 @@ void stats_collect(strata_stats_t* out) noexcept {
 // it holds for other threads' pages (or exited ones') are posted, and so
 // counted, first.
 void fold_own_heaps() noexcept {
-  heap* h = tls_heap;
+  heap* h = tls_entry.own_heap;
   if (h == &empty_heap) return;
   remote_flush_all(h->context);
   for (heap* each = &h->context->main_heap; each != nullptr; each = each->next_in_thread)

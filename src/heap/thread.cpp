@@ -158,7 +158,7 @@ void thread_done(void* arg) {
   if (any_abandoned) abandoned_note_free();
   registry_remove(&ctx->main_heap);
   heap_forget_handle(&ctx->main_heap);
-  tls_heap = &empty_heap;
+  tls_entry.own_heap = &empty_heap;
   metadata_delete(ctx);
 }
 
@@ -173,7 +173,7 @@ heap* thread_heap_init() noexcept {
   heap_issue_handle(&ctx->main_heap);
   registry_add(&ctx->main_heap);
   pthread_setspecific(exit_key, ctx);
-  tls_heap = &ctx->main_heap;
+  tls_entry.own_heap = &ctx->main_heap;
   sampling_start();  // the first thread sets the samplers up; it can allocate now
   return &ctx->main_heap;
 }
@@ -461,7 +461,7 @@ void heap_visit(heap* h, bool (*visit)(void*, std::size_t, void*), void* arg) no
 }
 
 void collect(bool force) noexcept {
-  heap* h = tls_heap;
+  heap* h = tls_entry.own_heap;
   if (h != &empty_heap) {
     thread_context* ctx = h->context;
     remote_flush_all(ctx);

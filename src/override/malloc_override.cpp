@@ -65,14 +65,6 @@ bool is_strata(const void* p) {
   return heap::segment_map::lookup(p) != nullptr || heap::sampled_usable_size(p) != 0;
 }
 
-// The heap's inline aligned fast path, else the C API's full one (and the
-// samplers' while they are on).
-void* aligned(size_t size, size_t alignment) {
-  if (STRATA_UNLIKELY(heap::sampling_on())) return strata_malloc_aligned(size, alignment);
-  void* p = heap::heap_malloc_aligned_fast(heap::tls_heap, size, alignment);
-  return STRATA_LIKELY(p != nullptr) ? p : strata_malloc_aligned(size, alignment);
-}
-
 // Statistics at exit (STRATA_SHOW_STATS, or STRATA_STATS_FILE) go to the report
 // output, which outlives the program's own stderr: coreutils close theirs in an
 // exit handler that runs before this one.
@@ -105,8 +97,8 @@ __attribute__((constructor(101))) void override_init() {
 // fewest fetch blocks whatever else moves in the library (unaligned, pair loops
 // measured up to 1 ns slower on some builds).
 STRATA_OVERRIDE __attribute__((aligned(64))) void* malloc(size_t size) noexcept {
-  if (STRATA_UNLIKELY(heap::sampling_on())) return trace_recorder::malloc_recorded(size);
-  return heap::heap_malloc(heap::tls_heap, size);
+  if (STRATA_UNLIKELY(heap::sample_due())) return trace_recorder::malloc_recorded(size);
+  return heap::heap_malloc(heap::tls_entry.own_heap, size);
 }
 
 STRATA_OVERRIDE __attribute__((aligned(64))) void free(void* p) noexcept {
@@ -179,35 +171,19 @@ STRATA_OVERRIDE void* memalign(size_t alignment, size_t size) noexcept {
   }
   if (alignment != 0 && (alignment & (alignment - 1)) != 0) alignment = std::bit_ceil(alignment);
   if (alignment == 0) alignment = 1;
-  void* p = aligned(size, alignment);
+  void* p = heap::malloc_aligned_entry(size, alignment);
   if (STRATA_UNLIKELY(on())) record(trace::op::aligned, p, size, nullptr, alignment);
   return p;
 }
 
 STRATA_OVERRIDE void* aligned_alloc(size_t alignment, size_t size) noexcept {
-  void* p = aligned(size, alignment);
+  void* p = heap::malloc_aligned_entry(size, alignment);
   if (STRATA_UNLIKELY(on())) record(trace::op::aligned, p, size, nullptr, alignment);
   return p;
 }
 
-namespace {
-
-// posix_memalign without the recording.
-int posix_memalign_block(void** out, size_t alignment, size_t size) noexcept {
-  if (alignment >= sizeof(void*) && STRATA_LIKELY(!heap::sampling_on())) {
-    void* p = heap::heap_malloc_aligned_fast(heap::tls_heap, size, alignment);
-    if (STRATA_LIKELY(p != nullptr)) {
-      *out = p;
-      return 0;
-    }
-  }
-  return strata_posix_memalign(out, alignment, size);
-}
-
-}  // namespace
-
 STRATA_OVERRIDE int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
-  int error = posix_memalign_block(out, alignment, size);
+  int error = strata_posix_memalign(out, alignment, size);
   if (STRATA_UNLIKELY(on()))
     record(trace::op::aligned, error == 0 ? *out : nullptr, size, nullptr, alignment);
   return error;

@@ -145,14 +145,14 @@ __attribute__((noinline)) void* new_block_slow(std::size_t size) {
 }
 
 inline void* new_block(std::size_t size) {
-  if (STRATA_UNLIKELY(heap::sampling_on()))
+  if (STRATA_UNLIKELY(heap::sample_due()))
     return trace_recorder::new_recorded(size, new_block_slow);
-  void* p = heap::heap_malloc(heap::tls_heap, size);
+  void* p = heap::heap_malloc(heap::tls_entry.own_heap, size);
   return STRATA_LIKELY(p != nullptr) ? p : new_block_slow(size);
 }
 
 inline void* new_block_nothrow(std::size_t size) noexcept {
-  void* p = heap::malloc_hooked(heap::tls_heap, size);
+  void* p = heap::malloc_hooked(heap::tls_entry.own_heap, size);
   if (STRATA_LIKELY(p != nullptr)) return recorded_new(p, size, 0);
   return new_retry_nothrow(size, 0);  // a block it finds was recorded by operator new
 }

@@ -335,7 +335,7 @@ namespace {
 // malloc's recording twin proper, out of line so that malloc_recorded keeps
 // no frame of its own while only the samplers are on.
 __attribute__((noinline, cold)) void* malloc_then_record(std::size_t size) noexcept {
-  void* p = heap::malloc_sampled(heap::tls_heap, size);
+  void* p = heap::malloc_sampled(heap::tls_entry.own_heap, size);
   record(trace::op::malloc, p, size);
   return p;
 }
@@ -343,12 +343,12 @@ __attribute__((noinline, cold)) void* malloc_then_record(std::size_t size) noexc
 }  // namespace
 
 __attribute__((noinline, cold)) void* malloc_recorded(std::size_t size) noexcept {
-  if (!on()) return heap::malloc_sampled(heap::tls_heap, size);  // sampling alone: a jump
+  if (!on()) return heap::malloc_sampled(heap::tls_entry.own_heap, size);  // sampling alone: a jump
   return malloc_then_record(size);
 }
 
 __attribute__((noinline, cold)) void* new_recorded(std::size_t size, void* (*retry)(std::size_t)) {
-  void* p = heap::malloc_sampled(heap::tls_heap, size);
+  void* p = heap::malloc_sampled(heap::tls_entry.own_heap, size);
   if (p == nullptr) return retry(size);
   if (on()) record(trace::op::malloc, p, size);
   return p;
