@@ -102,8 +102,9 @@ void* sample(sampling_thread& t, std::size_t size, std::size_t alignment) noexce
 // Count an allocation that ran the entry countdown out against the samplers'
 // own countdowns: true when this one is drawn (always a thread's first, which
 // draws its first gaps). While every allocation comes here the entry countdown
-// is left below 0 (malloc_drawn sets it to 0 at each draw, far from wrapping);
-// when nothing samples it is set out of reach.
+// is left below 0 (malloc_drawn sets it to 0 at each draw, far from wrapping).
+// While nothing samples a thread still looks again every 2^20 allocations, so
+// one that counted before the samplers started (a race at start-up) joins them.
 bool count_sampled(sampling_thread& t, std::size_t size) noexcept {
   if (STRATA_LIKELY(mode == hook_mode::every_call)) {
     long guarded_left = --t.guarded_left;
@@ -114,7 +115,7 @@ bool count_sampled(sampling_thread& t, std::size_t size) noexcept {
     if (t.started) t.guarded_left = -1;
     return true;
   }
-  tls_entry.sample_countdown = LONG_MAX;
+  tls_entry.sample_countdown = long{1} << 20;
   return false;
 }
 

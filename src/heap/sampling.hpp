@@ -4,9 +4,9 @@
 // point counts its allocation once, down a per-thread countdown beside the
 // thread's heap: a decrement and a sign test, the whole cost while nothing
 // samples. When it runs out the allocation goes through malloc_sampled, which
-// sets the countdown again: never again while sampling is off, at the next
-// guarded draw when guarded sampling is on alone, at once while the profiler's
-// byte countdown or the trace recorder needs to see every allocation.
+// sets the countdown again: 2^20 allocations on while sampling is off, to the
+// next guarded draw when guarded sampling is on alone, to the next allocation
+// while the profiler's byte countdown or the trace recorder must see each one.
 #pragma once
 
 #include <cstddef>
