@@ -142,7 +142,7 @@ __attribute__((noinline, cold)) void* malloc_drawn(heap* h, std::size_t size,
 void sampling_start() noexcept {
   static std::atomic<bool> started{false};
   if (started.exchange(true)) return;
-  stack::find_own_code();
+  stack::start();
   seed = static_cast<std::uint64_t>(options::get(STRATA_OPTION_PROFILE_SEED));
   long rate = options::get(STRATA_OPTION_GUARDED_SAMPLE_RATE);
   if (rate > 0 &&

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -14,6 +15,15 @@ namespace {
 // The largest frame the walk believes: a bigger step up is a register that
 // held something else than a frame pointer.
 constexpr std::uintptr_t max_frame_bytes = std::uintptr_t{1} << 20;
+
+// The calling thread's kernel id once asked for (guarded slots record one at
+// every allocation and free: a system call each saved), 0 before.
+thread_local std::uint32_t kept_thread_id = 0;
+
+// A forked child runs on a thread of its own id.
+void forget_kernel_thread_id() {
+  kept_thread_id = 0;
+}
 
 // strata's executable segment when it is a shared library; empty otherwise.
 std::uintptr_t own_begin = 0;
@@ -34,7 +44,8 @@ int find_segment(dl_phdr_info* info, std::size_t, void* base) {
 
 }  // namespace
 
-void find_own_code() noexcept {
+void start() noexcept {
+  pthread_atfork(nullptr, nullptr, forget_kernel_thread_id);
   Dl_info own, program;
   if (dladdr(reinterpret_cast<void*>(&capture), &own) == 0) return;
   if (dladdr(reinterpret_cast<void*>(getauxval(AT_ENTRY)), &program) != 0 &&
@@ -66,7 +77,8 @@ __attribute__((noinline)) void capture(frames& out, std::size_t skip) noexcept {
 }
 
 std::uint32_t kernel_thread_id() noexcept {
-  return static_cast<std::uint32_t>(::syscall(SYS_gettid));
+  if (kept_thread_id == 0) kept_thread_id = static_cast<std::uint32_t>(::syscall(SYS_gettid));
+  return kept_thread_id;
 }
 
 }  // namespace strata::stack

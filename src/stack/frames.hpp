@@ -24,11 +24,13 @@ struct frames {
 // pointers (CMakeLists.txt), its other entry points reach them by a jump.
 void capture(frames& out, std::size_t skip) noexcept;
 
-// Find strata's own code when it is a shared library of its own (called once,
-// before the first capture; a static link leaves the range empty).
-void find_own_code() noexcept;
+// Called once, before the first capture: find strata's own code when it is a
+// shared library of its own (a static link leaves the range empty), and have a
+// forked child's thread forget the kernel id it kept.
+void start() noexcept;
 
-// The thread's kernel id (what gdb and /proc show), for reports.
+// The thread's kernel id (what gdb and /proc show), for reports: a system call
+// the first time a thread asks, kept after that.
 std::uint32_t kernel_thread_id() noexcept;
 
 }  // namespace strata::stack

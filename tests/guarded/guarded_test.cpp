@@ -173,8 +173,10 @@ TEST(guarded_sampling, fault_on_a_second_thread_is_reported) {
       testing::KilledBySignal(SIGABRT), "caught a double free.*freed by thread [0-9]+");
 }
 
-// After fork the child samples, places and reports as the parent does.
+// After fork the child samples, places and reports as the parent does, under
+// its own thread id (the parent's thread asked for its own before the fork).
 TEST(guarded_sampling, forked_child_reports_its_fault) {
+  strata_free(guarded_block(32));
   int out[2];
   ASSERT_EQ(pipe(out), 0);
   pid_t child = fork();
@@ -196,6 +198,9 @@ TEST(guarded_sampling, forked_child_reports_its_fault) {
   EXPECT_EQ(WTERMSIG(status), SIGSEGV);
   EXPECT_NE(report.find("caught a buffer overflow (write)"), std::string::npos) << report;
   EXPECT_NE(report.find("forked_child_reports_its_fault"), std::string::npos) << report;
+  // The child's one thread has the child's process id.
+  std::string allocated_by = "allocated by thread " + std::to_string(child) + ":";
+  EXPECT_NE(report.find(allocated_by), std::string::npos) << report;
 }
 
 TEST(guarded_sampling, aligned_requests_are_sampled_at_their_alignment) {
