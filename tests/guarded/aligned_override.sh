@@ -8,7 +8,7 @@ set -uo pipefail
 preload=$1 program=$2
 [ -f "$preload" ] || exit 77
 for entry in posix_memalign aligned_alloc memalign new_aligned; do
-  report=$(STRATA_GUARDED_SAMPLE_RATE=1 STRATA_GUARDED_UNDERFLOW_PERCENT=0 LD_PRELOAD="$preload" \
+  report=$(STRATA_GUARDED_SAMPLE_RATE=1 STRATA_GUARDED_MAX_COST=0 STRATA_GUARDED_UNDERFLOW_PERCENT=0 LD_PRELOAD="$preload" \
     "$program" "$entry" 2>&1)
   status=$?
   [ "$status" = $((128 + 11)) ] || { echo "FAIL: $entry: exit status $status: $report"; exit 1; }
