@@ -131,8 +131,9 @@ void retained_forget(thread_context* ctx, page* pg);
 void retained_clear(thread_context* ctx);
 
 // ---- the purge thread (purger.cpp) ----
-// Start the purge thread once cached memory waits for its delay. Called where a
-// nested malloc (pthread_create allocates) finds the heap consistent.
+// Start the purge thread once cached memory waits for its delay and the heap
+// has committed 4 MiB. Called where a nested malloc (pthread_create allocates)
+// finds the heap consistent.
 void purger_start_if_needed() noexcept;
 // Whether the purge thread runs (and so keeps the segment cache's deadlines).
 bool purger_running() noexcept;

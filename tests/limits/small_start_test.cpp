@@ -1,6 +1,7 @@
 // A small start: the process's first segment maps 1 MiB of its 32 MiB range and
 // grows as pages are needed, so a program that allocates a few KiB maps little,
-// touches an OS page per size class and runs no purge thread, and a program
+// touches an OS page per size class and runs no purge thread (nor does one whose
+// heap stays under 4 MiB: its slow paths purge), and a program
 // under a tight address-space limit (RLIMIT_AS) is served nearly all of it.
 // Each test runs in a fresh process (a re-executed death test): no segment of
 // an earlier test may exist when it starts.
@@ -156,6 +157,36 @@ bool purge_thread_running() {
   finish(after.purged >= before.purged + 32 * MiB ? 0 : 1, "bytes purged", after.purged);
 }
 
+// Threads that take a little memory and exit leave it waiting to be purged,
+// in a heap that has committed under 4 MiB: no purge thread starts for it, and
+// the allocating thread's slow paths (a one-block page each malloc of 96 KiB)
+// still give it back once the delay has passed.
+[[noreturn]] void purge_a_small_heap_without_the_thread() {
+  strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, 10);
+  strata_free(strata_malloc(16));  // this thread's heap and segment
+  for (int t = 0; t < 3; ++t) {
+    std::thread([t] {
+      std::vector<void*> blocks;
+      for (std::size_t i = 0; i < 400; ++i)
+        blocks.push_back(strata_malloc(16 + (i * 37 + t) % 2000));
+      for (std::size_t i = 1; i < blocks.size(); ++i) strata_free(blocks[i]);
+      strata_free(blocks[0]);
+    }).join();
+  }
+  strata_stats_t before;
+  strata_stats_get(&before);
+  if (before.committed >= 4 * MiB) finish(2, "committed for a small heap", before.committed);
+  strata_stats_t after{};
+  for (int i = 0; i < 500; ++i) {  // up to 5 s on a loaded machine; 20-30 ms when idle
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    strata_free(strata_malloc(96 * 1024));
+    strata_stats_get(&after);
+    if (after.purged > before.purged) break;
+  }
+  if (purge_thread_running()) finish(1, "purge thread running for a small heap", after.committed);
+  finish(after.purged > before.purged ? 0 : 1, "bytes purged", after.purged);
+}
+
 void* foreign_freed = nullptr;
 
 // Another mapping taken right inside the first segment's range, past its first
@@ -208,6 +239,11 @@ TEST(SmallStart, AFewKiBTouchAPageAClass) {
 TEST(SmallStart, NoPurgeThreadUntilMemoryWaits) {
   if (strata_option_get(STRATA_OPTION_PURGE_THREAD) == 0) GTEST_SKIP() << "STRATA_PURGE_THREAD=0";
   EXPECT_EXIT(start_the_purge_thread_late(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(SmallStart, NoPurgeThreadForASmallHeap) {
+  if (strata_option_get(STRATA_OPTION_PURGE_THREAD) == 0) GTEST_SKIP() << "STRATA_PURGE_THREAD=0";
+  EXPECT_EXIT(purge_a_small_heap_without_the_thread(), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(SmallStart, SmallBlocksFillATightLimit) {

@@ -8,9 +8,10 @@
 #define STRATA_DETAIL_POISSON_SAMPLER_HPP
 
 #include <climits>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
+
+#include <strata/detail/exp_log.hpp>
 
 namespace strata::detail {
 
@@ -34,7 +35,7 @@ inline std::uint64_t sampler_next(std::uint64_t& state) noexcept {
 // 53 bits of `uniform`, never 0, LONG_MAX when out of reach.
 inline long poisson_gap(std::uint64_t uniform, double mean) noexcept {
   const double u = static_cast<double>((uniform >> 11) + 1) * 0x1p-53;
-  const double gap = -mean * std::log(u);
+  const double gap = -mean * natural_log(u);
   return gap < 1 ? 1 : gap > 0x1p62 ? LONG_MAX : static_cast<long>(gap);
 }
 
@@ -48,7 +49,7 @@ struct sample_weight {
 // which are never drawn.
 inline sample_weight poisson_weight(std::size_t size, double mean) noexcept {
   if (size == 0) return {0, 0};
-  const double drawn = -std::expm1(-static_cast<double>(size) / mean);
+  const double drawn = -exp_minus_one(-static_cast<double>(size) / mean);
   return {1 / drawn, static_cast<double>(size) / drawn};
 }
 
