@@ -223,6 +223,7 @@ class frame_allocator {
     if (tags_.size() == max_frame_tags)
       throw std::length_error("strata: a frame allocator holds at most 64 tags");
     tags_.push_back({std::move(name), budget_bytes, 0, 0, 0});
+    budgets_[tags_.size() - 1].store(budget_bytes, std::memory_order_relaxed);
     tag_count_.store(static_cast<frame_tag>(tags_.size()), std::memory_order_release);
     return static_cast<frame_tag>(tags_.size() - 1);
   }
@@ -233,6 +234,7 @@ class frame_allocator {
     frame_report r;
     r.tags = tags_;
     for (const auto& t : states_) {
+      std::lock_guard published_guard(t->published_lock);
       r.threads.push_back(t->published);
       for (std::size_t tag = 0; tag < r.tags.size(); ++tag) {
         r.tags[tag].last_frame_bytes += t->tag_last[tag];
@@ -300,7 +302,9 @@ class frame_allocator {
     alignas(64) std::atomic<bool> has_deferred{false};
     std::mutex deferred_lock;
     std::vector<void*> deferred;  // claimed blocks other threads handed over
-    // Published at end_frame() under the allocator's lock.
+    // Published at end_frame() under this thread's own lock, which only report()
+    // takes besides: threads ending frames at once do not wait on each other.
+    std::mutex published_lock;
     frame_thread_report published;
     std::array<std::size_t, max_frame_tags> tag_last{};
     std::array<std::size_t, max_frame_tags> tag_peak{};
@@ -379,17 +383,19 @@ class frame_allocator {
   }
 
   // Fold this thread's frame into its published report, and start a new count.
+  // The budgets of the tags registered so far are read without the allocator's lock.
   void publish(thread_state& t) {
-    std::lock_guard guard(lock_);
+    const std::size_t tags = tag_count_.load(std::memory_order_acquire);
+    std::lock_guard guard(t.published_lock);
     std::size_t frame_bytes = 0;
-    for (std::size_t tag = 0; tag < tags_.size(); ++tag) {
-      std::size_t bytes = t.tag_bytes[tag];
+    for (std::size_t tag = 0; tag < tags; ++tag) {
+      std::size_t bytes = std::exchange(t.tag_bytes[tag], 0);
+      std::size_t budget = budgets_[tag].load(std::memory_order_relaxed);
       frame_bytes += bytes;
       t.tag_last[tag] = bytes;
       t.tag_peak[tag] = std::max(t.tag_peak[tag], bytes);
-      if (tags_[tag].budget_bytes != 0 && bytes > tags_[tag].budget_bytes) ++t.tag_over_budget[tag];
+      if (budget != 0 && bytes > budget) ++t.tag_over_budget[tag];
     }
-    t.tag_bytes.fill(0);
     t.published.frames = t.frames + 1;
     t.published.last_frame_bytes = frame_bytes;
     t.published.peak_frame_bytes = std::max(t.published.peak_frame_bytes, frame_bytes);
@@ -398,6 +404,7 @@ class frame_allocator {
 
   const std::uint64_t id_ = detail::next_frame_allocator_id.fetch_add(1);
   std::atomic<frame_tag> tag_count_{1};  // tags registered, "untagged" included
+  std::array<std::atomic<std::size_t>, max_frame_tags> budgets_{};  // each tag's, for publish()
   Upstream upstream_;
   frame_options options_;
   slab_type slab_;
