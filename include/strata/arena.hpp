@@ -204,9 +204,8 @@ class monotonic_arena {
                                                    std::size_t alignment = default_alignment) {
     if (!is_valid_alignment(alignment)) [[unlikely]]
       detail::throw_bad_alignment(alignment);
-    return bump_or(bytes, alignment, [this, bytes, alignment] {
-      return allocate_slow(bytes + (bytes == 0), alignment);
-    });
+    return bump_or(bytes, alignment,
+                   [this, bytes, alignment] { return allocate_slow(bytes, alignment); });
   }
 
   // Allocate from the current chunk only: null, rather than growth, when full,
@@ -216,7 +215,8 @@ class monotonic_arena {
       std::size_t bytes, std::size_t alignment = default_alignment) noexcept {
     if (!is_valid_alignment(alignment)) [[unlikely]]
       return nullptr;
-    return bump_or(bytes, alignment, []() -> void* { return nullptr; });
+    return bump_or(bytes, alignment,
+                   [this, bytes, alignment] { return bump_exact(bytes, alignment); });
   }
 
   // A no-op: arena memory is freed by reset(), rewind() or the destructor.
@@ -400,22 +400,41 @@ class monotonic_arena {
 
  private:
   static constexpr std::size_t min_chunk_bytes = 256;
+  static constexpr std::size_t max_bump_bytes = std::size_t{1} << 31;  // and up: bump_exact()
   static constexpr std::size_t chunk_alignment = 64;
 
   // The fast path: align the cursor, and take the block if the chunk holds it,
   // else return overflow() (the caller's answer, so a hit needs no null test).
-  // `alignment` is a power of two. Rounding the cursor up is two steps on the
-  // chain from one allocation's cursor to the next; a rounding that wraps past
-  // the top of the address space comes out below the cursor and is refused.
+  // `alignment` is a power of two. One compare against the limit decides a hit
+  // (and one on the size, which folds away for a constant): the cursor and limit
+  // are user-space addresses, below 2^63 on every 64-bit Linux, so rounding up
+  // to any power of two and adding up to 2 GiB cannot wrap. Zero bytes and sizes
+  // over 2 GiB take overflow(), which tries bump_exact() before growing.
   template <class Overflow>
   [[gnu::always_inline]] void* bump_or(std::size_t bytes, std::size_t alignment,
                                        Overflow overflow) {
+    static_assert(sizeof(std::uintptr_t) == 8, "the one-compare bump needs 64-bit addresses");
+    const std::uintptr_t mask = alignment - 1;  // a loop's caller keeps it in a register
+    auto cursor = reinterpret_cast<std::uintptr_t>(cursor_);
+    auto limit = reinterpret_cast<std::uintptr_t>(limit_);
+    std::uintptr_t block = (cursor + mask) & ~mask;
+    std::uintptr_t end = block + bytes;
+    if (bytes - 1 >= max_bump_bytes || end > limit) [[unlikely]]
+      return overflow();
+    cursor_ = reinterpret_cast<char*>(end);
+    if constexpr (Config.statistics) record(bytes, block - cursor, 1);
+    return finish(reinterpret_cast<void*>(block), bytes);
+  }
+
+  // The bump for any size the fast path left: zero bytes take one, a rounding
+  // that wraps past the top of the address space comes out below the cursor.
+  // Null, and the arena as it was, when the current chunk cannot hold the block.
+  [[gnu::noinline]] void* bump_exact(std::size_t bytes, std::size_t alignment) noexcept {
     bytes += bytes == 0;
     auto cursor = reinterpret_cast<std::uintptr_t>(cursor_);
     auto limit = reinterpret_cast<std::uintptr_t>(limit_);
     std::uintptr_t block = (cursor + alignment - 1) & ~(alignment - 1);
-    if (block < cursor || block > limit || bytes > limit - block) [[unlikely]]
-      return overflow();
+    if (block < cursor || block > limit || bytes > limit - block) return nullptr;
     cursor_ = reinterpret_cast<char*>(block + bytes);
     if constexpr (Config.statistics) record(bytes, block - cursor, 1);
     return finish(reinterpret_cast<void*>(block), bytes);
@@ -453,16 +472,19 @@ class monotonic_arena {
     counters_.allocations += blocks;
   }
 
-  // Out of room in the current chunk: reuse a spare chunk, or put a large
-  // request in a chunk of its own, or take the next chunk of the growth policy.
+  // What the fast path refused: the exact bump, else (out of room in the current
+  // chunk) reuse a spare chunk, or put a large request in a chunk of its own, or
+  // take the next chunk of the growth policy.
   [[gnu::noinline]] void* allocate_slow(std::size_t bytes, std::size_t alignment) {
     check_alive("monotonic_arena::allocate");
+    if (void* block = bump_exact(bytes, alignment)) return block;
+    bytes += bytes == 0;
     std::size_t need;
     if (__builtin_add_overflow(bytes, alignment - 1, &need)) detail::throw_bad_alloc();
     if (detail::arena_chunk* spare = take_spare(need)) {
       link_in_use(spare);
       make_current(spare);
-      return allocate(bytes, alignment);
+      return bump_exact(bytes, alignment);
     }
     std::size_t usable = next_chunk_bytes_ - detail::arena_chunk::header_bytes;
     if (need > usable / 2) {
@@ -480,7 +502,7 @@ class monotonic_arena {
     link_in_use(chunk);
     make_current(chunk);
     grow();
-    return allocate(bytes, alignment);
+    return bump_exact(bytes, alignment);
   }
 
   // The next normal chunk is `factor` times this one, up to the cap.

@@ -28,6 +28,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace strata {
@@ -75,12 +76,15 @@ struct frame_report {
 
 namespace detail {
 
-// The last frame allocator this thread used, its state there, and that state's
-// active arena (one load less on every allocation).
+// The last frame allocator this thread used, its state there, that state's
+// active arena (one load less on every allocation), and the untagged bytes of
+// its frame so far (counted here, beside the arena, and folded into the state's
+// count at end_frame(); parked in the thread's list while another is the last).
 struct frame_cache_entry {
   std::uint64_t allocator_id = 0;
   void* state = nullptr;
   void* arena = nullptr;
+  std::size_t untagged_bytes = 0;
 };
 // Constant-initialised, so reaching it needs no guard or wrapper call.
 inline constinit thread_local frame_cache_entry last_frame_allocator;
@@ -119,11 +123,15 @@ class frame_allocator {
   // End this thread's frame: publish its counts, free the frame's memory (with
   // double buffering, the previous frame's).
   void end_frame() {
-    thread_state& t = local();
-    if constexpr (Config.statistics) publish(t);
+    detail::frame_cache_entry& mine = cached();
+    thread_state& t = *static_cast<thread_state*>(mine.state);
+    if constexpr (Config.statistics) {
+      t.tag_bytes[untagged] += std::exchange(mine.untagged_bytes, 0);
+      publish(t);
+    }
     if (options_.double_buffered) {
       t.active = &t.arenas[t.active == &t.arenas[0]];
-      detail::last_frame_allocator.arena = t.active;  // local() made this allocator the last
+      mine.arena = t.active;
     }
     t.active->reset();
     ++t.frames;
@@ -132,15 +140,22 @@ class frame_allocator {
   // ---- frame memory --------------------------------------------------------
 
   // Frame memory, freed at end_frame(); bytes are attributed to `tag` once
-  // allocated, so a call that throws counts nothing.
+  // allocated, so a call that throws counts nothing. Inline: one compare of the
+  // thread's cache, then the arena's bump (all of minimal mode); with statistics
+  // an untagged call adds its bytes in the cache, a tagged one is checked first
+  // and counted in the thread's state.
   [[nodiscard, gnu::always_inline]] void* allocate(std::size_t bytes,
                                                    std::size_t alignment = default_alignment,
                                                    frame_tag tag = untagged) {
     if constexpr (Config.statistics) check_tag(tag);
     detail::frame_cache_entry& mine = cached();
     void* block = static_cast<arena_type*>(mine.arena)->allocate(bytes, alignment);
-    if constexpr (Config.statistics)
-      static_cast<thread_state*>(mine.state)->tag_bytes[tag] += bytes;
+    if constexpr (Config.statistics) {
+      if (tag == untagged)
+        mine.untagged_bytes += bytes;
+      else
+        static_cast<thread_state*>(mine.state)->tag_bytes[tag] += bytes;
+    }
     return block;
   }
 
@@ -208,6 +223,7 @@ class frame_allocator {
     if (tags_.size() == max_frame_tags)
       throw std::length_error("strata: a frame allocator holds at most 64 tags");
     tags_.push_back({std::move(name), budget_bytes, 0, 0, 0});
+    budgets_[tags_.size() - 1].store(budget_bytes, std::memory_order_relaxed);
     tag_count_.store(static_cast<frame_tag>(tags_.size()), std::memory_order_release);
     return static_cast<frame_tag>(tags_.size() - 1);
   }
@@ -218,6 +234,7 @@ class frame_allocator {
     frame_report r;
     r.tags = tags_;
     for (const auto& t : states_) {
+      std::lock_guard published_guard(t->published_lock);
       r.threads.push_back(t->published);
       for (std::size_t tag = 0; tag < r.tags.size(); ++tag) {
         r.tags[tag].last_frame_bytes += t->tag_last[tag];
@@ -285,7 +302,9 @@ class frame_allocator {
     alignas(64) std::atomic<bool> has_deferred{false};
     std::mutex deferred_lock;
     std::vector<void*> deferred;  // claimed blocks other threads handed over
-    // Published at end_frame() under the allocator's lock.
+    // Published at end_frame() under this thread's own lock, which only report()
+    // takes besides: threads ending frames at once do not wait on each other.
+    std::mutex published_lock;
     frame_thread_report published;
     std::array<std::size_t, max_frame_tags> tag_last{};
     std::array<std::size_t, max_frame_tags> tag_peak{};
@@ -305,25 +324,31 @@ class frame_allocator {
   thread_state& local() { return *static_cast<thread_state*>(cached().state); }
 
   // Look the state up among this thread's allocators, or make one; either way
-  // it becomes the thread's last.
+  // it becomes the thread's last. The last one's untagged count is parked in
+  // its entry of the list (thread-local memory, valid even if that allocator is
+  // gone), and this one's taken from there.
   [[gnu::noinline]] thread_state& local_slow() {
     auto& mine = detail::frame_allocators_of_thread;
-    for (const detail::frame_cache_entry& entry : mine) {
-      if (entry.allocator_id == id_) {
-        auto* state = static_cast<thread_state*>(entry.state);
-        detail::last_frame_allocator = {id_, state, state->active};
-        return *state;
+    detail::frame_cache_entry& last = detail::last_frame_allocator;
+    detail::frame_cache_entry* found = nullptr;
+    for (detail::frame_cache_entry& entry : mine) {
+      if (entry.allocator_id == last.allocator_id) entry.untagged_bytes = last.untagged_bytes;
+      if (entry.allocator_id == id_) found = &entry;
+    }
+    if (found == nullptr) {
+      auto state = std::make_unique<thread_state>(*this, options_, upstream_);
+      thread_state* raw = state.get();
+      {
+        std::lock_guard guard(lock_);
+        states_.push_back(std::move(state));
       }
+      mine.push_back({id_, raw, nullptr, 0});
+      found = &mine.back();
     }
-    auto state = std::make_unique<thread_state>(*this, options_, upstream_);
-    thread_state* raw = state.get();
-    {
-      std::lock_guard guard(lock_);
-      states_.push_back(std::move(state));
-    }
-    mine.push_back({id_, raw, raw->active});
-    detail::last_frame_allocator = mine.back();
-    return *raw;
+    auto* state = static_cast<thread_state*>(found->state);
+    found->arena = state->active;
+    last = *found;
+    return *state;
   }
 
   // Another thread's block: checked to have been handed out, its free mark
@@ -358,17 +383,19 @@ class frame_allocator {
   }
 
   // Fold this thread's frame into its published report, and start a new count.
+  // The budgets of the tags registered so far are read without the allocator's lock.
   void publish(thread_state& t) {
-    std::lock_guard guard(lock_);
+    const std::size_t tags = tag_count_.load(std::memory_order_acquire);
+    std::lock_guard guard(t.published_lock);
     std::size_t frame_bytes = 0;
-    for (std::size_t tag = 0; tag < tags_.size(); ++tag) {
-      std::size_t bytes = t.tag_bytes[tag];
+    for (std::size_t tag = 0; tag < tags; ++tag) {
+      std::size_t bytes = std::exchange(t.tag_bytes[tag], 0);
+      std::size_t budget = budgets_[tag].load(std::memory_order_relaxed);
       frame_bytes += bytes;
       t.tag_last[tag] = bytes;
       t.tag_peak[tag] = std::max(t.tag_peak[tag], bytes);
-      if (tags_[tag].budget_bytes != 0 && bytes > tags_[tag].budget_bytes) ++t.tag_over_budget[tag];
+      if (budget != 0 && bytes > budget) ++t.tag_over_budget[tag];
     }
-    t.tag_bytes.fill(0);
     t.published.frames = t.frames + 1;
     t.published.last_frame_bytes = frame_bytes;
     t.published.peak_frame_bytes = std::max(t.published.peak_frame_bytes, frame_bytes);
@@ -377,6 +404,7 @@ class frame_allocator {
 
   const std::uint64_t id_ = detail::next_frame_allocator_id.fetch_add(1);
   std::atomic<frame_tag> tag_count_{1};  // tags registered, "untagged" included
+  std::array<std::atomic<std::size_t>, max_frame_tags> budgets_{};  // each tag's, for publish()
   Upstream upstream_;
   frame_options options_;
   slab_type slab_;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <memory_resource>
 #include <string>
@@ -54,6 +55,21 @@ TEST(Arena, ZeroBytesGivesDistinctBlocks) {
   void* b = arena.allocate(0);
   EXPECT_NE(a, nullptr);
   EXPECT_NE(a, b);
+}
+
+// The fast path's one compare lets a block end exactly at the chunk's end; a
+// zero-byte block still takes a byte, so a full chunk cannot give one.
+TEST(Arena, ABlockFillingTheChunkExactlyComesFromIt) {
+  monotonic_arena<> arena;
+  auto* first = static_cast<char*>(arena.allocate(16, 16));
+  const std::size_t left = arena.bytes_left_in_chunk();
+  EXPECT_EQ(arena.allocate(left, 1), first + 16);
+  EXPECT_EQ(arena.bytes_left_in_chunk(), 0u);
+  EXPECT_EQ(arena.try_allocate(1, 1), nullptr);
+  EXPECT_EQ(arena.try_allocate(0, 1), nullptr);
+  auto next = reinterpret_cast<std::uintptr_t>(arena.allocate(0, 1));  // a new chunk
+  auto chunk_start = reinterpret_cast<std::uintptr_t>(first);
+  EXPECT_TRUE(next < chunk_start || next >= chunk_start + 16 + left);
 }
 
 TEST(Arena, AlignmentNotAPowerOfTwoThrowsInvalidArgument) {

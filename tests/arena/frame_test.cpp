@@ -171,6 +171,31 @@ TEST(Frame, TagsAttributeBytesAndCountBudgetOverruns) {
   EXPECT_THROW((void)frames.allocate(8, 8, 64), std::invalid_argument);
 }
 
+// Untagged bytes are counted in the thread's cache of its last allocator; one
+// that hands the cache to another mid-frame keeps its count.
+TEST(Frame, AllocatorsTakingTurnsInOneFrameKeepTheirOwnCounts) {
+  strata::frame_allocator<> first(small_frames());
+  strata::frame_allocator<> second(small_frames());
+  strata::frame_tag tagged = second.register_tag("tagged");
+  for (int frame = 0; frame < 2; ++frame) {
+    first.begin_frame();
+    second.begin_frame();
+    (void)first.allocate(10);
+    (void)second.allocate(20);
+    (void)first.allocate(30);
+    (void)second.allocate(5, 16, tagged);
+    (void)second.allocate(40);
+    second.end_frame();
+    (void)first.allocate(50);
+    first.end_frame();
+  }
+  EXPECT_EQ(first.report().tags[strata::untagged].last_frame_bytes, 90u);
+  EXPECT_EQ(first.report().threads.at(0).peak_frame_bytes, 90u);
+  EXPECT_EQ(second.report().tags[strata::untagged].last_frame_bytes, 60u);
+  EXPECT_EQ(second.report().tags[tagged].last_frame_bytes, 5u);
+  EXPECT_EQ(second.report().threads.at(0).last_frame_bytes, 65u);
+}
+
 TEST(Frame, MinimalModeStillAllocates) {
   strata::frame_allocator<strata::malloc_resource, strata::frame_config{.statistics = false}>
       frames;

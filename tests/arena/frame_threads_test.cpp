@@ -32,6 +32,15 @@ TEST(FrameThreads, EachThreadHasItsOwnArenaAndReport) {
       }
     });
   }
+  // Reports taken while the threads end frames see each thread's last frame whole.
+  for (int i = 0; i < 200; ++i) {
+    for (const strata::frame_thread_report& thread : frames.report().threads) {
+      if (thread.frames == 0) continue;              // no frame ended yet
+      ASSERT_EQ(thread.last_frame_bytes % 200, 0u);  // 200 blocks of 64 + t bytes
+      ASSERT_GE(thread.last_frame_bytes / 200, 64u);
+      ASSERT_LE(thread.last_frame_bytes / 200, 64u + threads - 1);
+    }
+  }
   for (auto& w : workers) w.join();
   strata::frame_report r = frames.report();
   ASSERT_EQ(r.threads.size(), static_cast<std::size_t>(threads));
