@@ -166,6 +166,8 @@ typedef enum strata_option_e {
   STRATA_OPTION_PROFILE_SIGNAL, /* heap profiler: a signal that writes the profile; 0 none */
   STRATA_OPTION_PROFILE_LEAKS,  /* heap profiler: print the largest live stacks at exit */
   STRATA_OPTION_PROFILE_SEED,   /* heap profiler: the sampler's seed; 0 a fresh one per thread */
+  /* bytes the heap holds before memory it fills densely gets huge pages; 0 never */
+  STRATA_OPTION_HUGE_PAGES_AFTER,
   STRATA_OPTION_COUNT
 } strata_option_t;
 

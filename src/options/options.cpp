@@ -62,6 +62,7 @@ constexpr descriptor table[STRATA_OPTION_COUNT] = {
     {"PROFILE_SIGNAL", kind::number, 0, 0, 64, "signal number (0: none)"},
     {"PROFILE_LEAKS", kind::flag, 0, 0, 1, ""},
     {"PROFILE_SEED", kind::number, 0, 0, 1L << 62, "seed (0: per thread)"},
+    {"HUGE_PAGES_AFTER", kind::bytes, 4L << 20, 0, max_reserve, "bytes (K, M, G or T suffix)"},
 };
 
 // STRATA_* variables that are not options but are read by other parts of
