@@ -69,6 +69,23 @@ void advise_untouched_huge_pages(segment* seg, std::size_t start, std::size_t co
   }
 }
 
+std::size_t mark_free_advised_huge_pages_dirty(segment* seg) {
+  std::size_t per = slices_per_huge_page();
+  if (per == 0 || seg->huge || seg->huge_advised == 0) return 0;
+  std::size_t marked = 0;
+  for (std::size_t index = 1; index < slice_count / per; ++index) {
+    std::size_t first = index * per;
+    if ((seg->huge_advised & huge_page_bit(index)) == 0 ||
+        slice_bitmap::count(seg->free_slices, first, per) != per)
+      continue;
+    std::size_t dirty = slice_bitmap::count(seg->dirty_slices, first, per);
+    if (dirty == 0 || dirty == per) continue;
+    slice_bitmap::assign(seg->dirty_slices, first, per, true);
+    marked += per - dirty;
+  }
+  return marked;
+}
+
 bool streams_into_new_segment(const segment* newest) {
   std::size_t per = slices_per_huge_page();
   if (per == 0 || newest == nullptr || newest->single_block_pages) return false;

@@ -25,6 +25,13 @@ namespace strata::heap {
 // so. Called with the segment's slice bitmaps held.
 void advise_untouched_huge_pages(segment* seg, std::size_t start, std::size_t count);
 
+// Before a purge: mark dirty the clean slices of each advised huge page of
+// `seg` that holds no page but some dirty slice, and return how many. Once
+// anything in a huge page was touched all of it is resident, slices no page
+// ever held included, so the purge must take the whole huge page. Called with
+// the segment's slice bitmaps held.
+std::size_t mark_free_advised_huge_pages_dirty(segment* seg);
+
 // Whether a new segment of many-block pages for `owner` should have all its
 // huge pages advised as it is mapped: the owner's newest such segment is
 // advised and densely used to its last huge page.

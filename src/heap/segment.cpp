@@ -787,6 +787,8 @@ void shrink_empty(segment* seg) {
 }
 
 void purge_free_slices(segment* seg) {
+  std::size_t resident = mark_free_advised_huge_pages_dirty(seg);
+  global_stats::committed.fetch_add(resident * slice_size, std::memory_order_relaxed);
   std::size_t granule = seg->pages_in_use != 0 ? huge_page_slices() : 1;
   for (std::size_t i = header_slices; i < slice_count;) {
     std::size_t run_start = slice_bitmap::next(seg->dirty_slices, slice_count, i, true);
