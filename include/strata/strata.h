@@ -162,12 +162,14 @@ typedef enum strata_option_e {
   STRATA_OPTION_GUARDED_SAMPLE_RATE, /* about one allocation in N behind guard pages; 0 off */
   STRATA_OPTION_GUARDED_MAX_SLOTS,   /* slots of the guarded region (live + quarantined blocks) */
   STRATA_OPTION_GUARDED_UNDERFLOW_PERCENT, /* share of guarded blocks against the guard before */
-  STRATA_OPTION_PROFILE_RATE,     /* heap profiler: mean bytes allocated between two samples */
-  STRATA_OPTION_PROFILE_SIGNAL,   /* heap profiler: a signal that writes the profile; 0 none */
-  STRATA_OPTION_PROFILE_LEAKS,    /* heap profiler: print the largest live stacks at exit */
-  STRATA_OPTION_PROFILE_SEED,     /* heap profiler: the sampler's seed; 0 a fresh one per thread */
-  STRATA_OPTION_GUARDED_MAX_COST, /* guarded draws' share of a thread's time, per mille; 0 no limit
-                                   */
+  STRATA_OPTION_PROFILE_RATE,   /* heap profiler: mean bytes allocated between two samples */
+  STRATA_OPTION_PROFILE_SIGNAL, /* heap profiler: a signal that writes the profile; 0 none */
+  STRATA_OPTION_PROFILE_LEAKS,  /* heap profiler: print the largest live stacks at exit */
+  STRATA_OPTION_PROFILE_SEED,   /* heap profiler: the sampler's seed; 0 a fresh one per thread */
+  /* guarded draws' and frees' share of a thread's time, per mille; 0 no limit */
+  STRATA_OPTION_GUARDED_MAX_COST,
+  /* bytes the heap holds before memory it fills densely gets huge pages; 0 never */
+  STRATA_OPTION_HUGE_PAGES_AFTER,
   STRATA_OPTION_COUNT
 } strata_option_t;
 

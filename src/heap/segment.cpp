@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "heap/heap_internal.hpp"
+#include "heap/huge_page_advice.hpp"
 #include "heap/size_class.hpp"
 #include "heap/slice_bitmap.hpp"
 #include "heap/stats_internal.hpp"
@@ -170,6 +171,7 @@ bool cut_mapping(segment* seg, std::size_t keep) {
   if (!os::release(reinterpret_cast<std::uint8_t*>(seg) + keep, cut)) return false;
   global_stats::reserved.fetch_sub(cut, std::memory_order_relaxed);
   segment_set_mapped_bytes(seg, keep);
+  if (!seg->huge) forget_huge_advice_past(seg, keep);
   return true;
 }
 
@@ -278,8 +280,9 @@ bool release_cached_segments() {
   return any;
 }
 
-// Reserve and map-register `size` bytes aligned to `alignment` for a segment.
-segment* map_segment(std::size_t size, std::size_t alignment) {
+// Reserve and map-register `size` bytes aligned to `alignment` for a segment,
+// all its huge pages advised before anything touches them with `advise_huge`.
+segment* map_segment(std::size_t size, std::size_t alignment, bool advise_huge = false) {
   stats_sample_peak();  // a new peak forms only as the heap grows; reuse from a cache is not growth
   auto* seg = static_cast<segment*>(take_from_region(size, alignment));
   if (seg == nullptr) seg = static_cast<segment*>(os::reserve_aligned(size, alignment, true));
@@ -287,8 +290,10 @@ segment* map_segment(std::size_t size, std::size_t alignment) {
   if (seg == nullptr && release_cached_segments())
     seg = static_cast<segment*>(os::reserve_aligned(size, alignment, true));
   if (seg == nullptr) return nullptr;
-  if (options::get(STRATA_OPTION_LARGE_OS_PAGES) != 0) os::hint_huge_pages(seg, size);
+  if (options::get(STRATA_OPTION_LARGE_OS_PAGES) != 0 || advise_huge)
+    os::hint_huge_pages(seg, size);
   seg->size = size;
+  seg->huge_advised = advise_huge ? ~std::uint32_t{0} : 0;
   seg->growth_blocked = false;
   global_stats::reserved.fetch_add(size, std::memory_order_relaxed);
   global_stats::segments.fetch_add(1, std::memory_order_relaxed);
@@ -308,12 +313,13 @@ bool segments_map_whole() {
 // the next one where another mapping stopped the first from growing) or where
 // the OS refuses the whole range. A segment of one-block pages (64 KiB and
 // up) takes its whole range even so: one that another mapping stopped from
-// growing would lay a repeated phase's blocks out anew each time.
-segment* map_normal_segment(bool single_block_pages) {
+// growing would lay a repeated phase's blocks out anew each time. With
+// `advise_huge`, a whole range has all its huge pages advised.
+segment* map_normal_segment(bool single_block_pages, bool advise_huge) {
   bool whole_only = segments_map_whole();
   bool small_heap = global_stats::reserved.load(std::memory_order_relaxed) < segment_size;
   if (whole_only || !small_heap || single_block_pages) {
-    if (segment* seg = map_segment(segment_size, segment_size)) return seg;
+    if (segment* seg = map_segment(segment_size, segment_size, advise_huge)) return seg;
     if (whole_only) return nullptr;
   }
   return map_segment(segment_step, segment_size);
@@ -327,11 +333,16 @@ bool grow_segment(segment* seg, std::size_t slices) {
   std::size_t mapped = seg->size;
   auto* end = reinterpret_cast<std::uint8_t*>(seg) + mapped;
   std::size_t needed = (slices * slice_size + segment_step - 1) & ~(segment_step - 1);
+  // Failing the doubling, a step that ends on a 2 MiB boundary: a transparent
+  // huge page the mapping cuts in two is never backed by one.
+  std::size_t whole_huge_pages =
+      (slices * slice_size + 2 * segment_step - 1) & ~(2 * segment_step - 1);
   std::size_t doubled = 2 * mapped < segment_size ? 2 * mapped : segment_size;
   std::size_t grow = (needed > doubled ? needed : doubled) - mapped;
   void* p = os::reserve_at(end, grow);
-  if (p == nullptr && needed - mapped < grow) {
-    grow = needed - mapped;
+  for (std::size_t fallback : {whole_huge_pages, needed}) {
+    if (p != nullptr || fallback - mapped >= grow) continue;
+    grow = fallback - mapped;
     p = os::reserve_at(end, grow);
   }
   if (p == nullptr) {
@@ -381,6 +392,17 @@ segment* take_cached(cached_segment which, bool single_block_pages) {
   global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
   return seg;
 }
+
+// The segment of many-block pages `owner` mapped last, or null.
+const segment* newest_segment(const thread_context* owner) {
+  const segment* newest = nullptr;
+  if (owner == nullptr) return nullptr;
+  for (const segment* seg = owner->segments; seg != nullptr; seg = seg->next) {
+    if (!seg->single_block_pages && (newest == nullptr || seg->serial > newest->serial))
+      newest = seg;
+  }
+  return newest;
+}
 }  // namespace
 
 // Secure mode's guards in a fresh normal segment: the header past the
@@ -399,7 +421,8 @@ segment* segment_acquire(thread_context* owner, cached_segment which, bool singl
   segment* seg = take_cached(which, single_block_pages);
   if (seg == nullptr && which != cached_segment::any) return nullptr;
   if (seg == nullptr) {
-    seg = map_normal_segment(single_block_pages);
+    seg = map_normal_segment(
+        single_block_pages, !single_block_pages && streams_into_new_segment(newest_segment(owner)));
     if (seg == nullptr) return nullptr;
     seg->serial = mapped_count.fetch_add(1, std::memory_order_relaxed);
     std::memset(seg->dirty_slices, 0, sizeof(seg->dirty_slices));
@@ -683,7 +706,10 @@ bool take_slices(segment* seg, std::size_t start, std::size_t count, std::size_t
       (seg->growth_blocked || !grow_segment(seg, start + count)))
     return false;
   std::size_t fresh = count - slice_bitmap::count(seg->dirty_slices, start, count);
-  if (fresh != 0) global_stats::commit(fresh * slice_size);
+  if (fresh != 0) {
+    advise_untouched_huge_pages(seg, start, count);
+    global_stats::commit(fresh * slice_size);
+  }
   slice_bitmap::assign(seg->free_slices, start, count, false);
   slice_bitmap::assign(seg->dirty_slices, start, count, false);
   forget_places(seg, start, count);
@@ -759,6 +785,8 @@ void shrink_empty(segment* seg) {
 }
 
 void purge_free_slices(segment* seg) {
+  std::size_t resident = mark_free_advised_huge_pages_dirty(seg);
+  global_stats::committed.fetch_add(resident * slice_size, std::memory_order_relaxed);
   std::size_t granule = seg->pages_in_use != 0 ? huge_page_slices() : 1;
   for (std::size_t i = header_slices; i < slice_count;) {
     std::size_t run_start = slice_bitmap::next(seg->dirty_slices, slice_count, i, true);

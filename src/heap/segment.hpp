@@ -44,6 +44,7 @@ struct segment {
   std::int64_t purge_deadline;  // ms clock; 0 when nothing is waiting to be purged
   std::uint64_t serial;         // mapping order: threads carve from their oldest segments first
   bool single_block_pages;      // its pages hold one block each (classes above a slice)
+  std::uint32_t huge_advised;   // bit i: the range's i-th huge page is advised MADV_HUGEPAGE
   std::uint32_t pages_in_use;
   std::uint64_t free_slices[bitmap_words];   // 1 = slice not part of a page
   std::uint64_t dirty_slices[bitmap_words];  // 1 = free slice that may still hold memory

@@ -63,6 +63,7 @@ constexpr descriptor table[STRATA_OPTION_COUNT] = {
     {"PROFILE_LEAKS", kind::flag, 0, 0, 1, ""},
     {"PROFILE_SEED", kind::number, 0, 0, 1L << 62, "seed (0: per thread)"},
     {"GUARDED_MAX_COST", kind::number, 3, 0, 1000, "per mille of a thread's time (0: no limit)"},
+    {"HUGE_PAGES_AFTER", kind::bytes, 4L << 20, 0, max_reserve, "bytes (K, M, G or T suffix)"},
 };
 
 // STRATA_* variables that are not options but are read by other parts of
