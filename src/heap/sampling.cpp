@@ -74,6 +74,7 @@ long profile_gap(sampling_thread& t) noexcept {
   return profiling ? profile::next_gap(next_random(t)) : LONG_MAX;
 }
 
+// Nanoseconds on the monotonic clock (the vDSO's: no system call).
 std::uint64_t monotonic_ns() noexcept {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
@@ -136,8 +137,8 @@ void* sample(sampling_thread& t, std::size_t size, std::size_t alignment) noexce
 // own countdowns: true when this one is drawn (always a thread's first, which
 // draws its first gaps). While every allocation comes here the entry countdown
 // is left below 0 (malloc_drawn sets it to 0 at each draw, far from wrapping).
-// While nothing samples a thread still looks again every 2^20 allocations, so
-// one that counted before the samplers started (a race at start-up) joins them.
+// While nothing samples a thread still looks again every 2^20 allocations: the
+// trace recorder may start after the first thread set the samplers up.
 bool count_sampled(sampling_thread& t, std::size_t size) noexcept {
   hook_mode now = mode.load(std::memory_order_acquire);
   if (STRATA_LIKELY(now == hook_mode::every_call)) {
