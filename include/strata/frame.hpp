@@ -198,7 +198,8 @@ class frame_allocator {
   // block freed twice abort: the pages are checked against the allocator's slab
   // before any of the block's memory is read. Another thread's free claims the
   // block's free mark by one atomic exchange (of two such threads freeing one
-  // block at once one wins, the other aborts); the owner's free stays plain, and
+  // block at once one wins, the other aborts) and hands it over allocating
+  // nothing, so it cannot fail; the owner's free stays plain, and
   // an owner freeing a block another thread claimed at the same instant aborts
   // when the claimed block comes back at its next begin_frame().
   void pool_deallocate(void* p) {
