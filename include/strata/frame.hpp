@@ -198,7 +198,8 @@ class frame_allocator {
   // block freed twice abort: the pages are checked against the allocator's slab
   // before any of the block's memory is read. Another thread's free claims the
   // block's free mark by one atomic exchange (of two such threads freeing one
-  // block at once one wins, the other aborts); the owner's free stays plain, and
+  // block at once one wins, the other aborts) and hands it over allocating
+  // nothing, so it cannot fail; the owner's free stays plain, and
   // an owner freeing a block another thread claimed at the same instant aborts
   // when the claimed block comes back at its next begin_frame().
   void pool_deallocate(void* p) {
@@ -206,13 +207,12 @@ class frame_allocator {
     if (!slab_.in_use(p)) [[unlikely]]
       detail::report_misuse("block freed into the wrong frame allocator",
                             "frame_allocator::pool_deallocate", p);
-    constexpr const char* where = "frame_allocator::pool_deallocate";
     pool_type* pool = pool_type::owner_of(p, options_.pool_page_bytes);
     auto* owner = static_cast<thread_state*>(pool->context());
-    if (owner != &local()) [[unlikely]]
-      return pool_deallocate_remote(pool, owner, p);
-    pool->check_start(p, where);
-    pool->deallocate_owned(p, where);
+    const detail::frame_cache_entry& last = detail::last_frame_allocator;
+    if (last.allocator_id != id_ || last.state != owner) [[unlikely]]
+      return pool_deallocate_uncached(pool, owner, p);
+    pool_deallocate_owned(pool, p);
   }
 
   // ---- tags and report -----------------------------------------------------
@@ -270,26 +270,33 @@ class frame_allocator {
     }
 
     // Called by another thread: hand a claimed block to this thread's next
-    // frame. Kept in a list outside the block, as the owner may be writing the
-    // block's own words at the same time (freeing it too).
-    void defer(void* p) {
+    // frame, linked through its own first word (see fixed_pool::link_claimed):
+    // no allocation, so a free from another thread cannot fail.
+    void defer(void* p) noexcept {
       std::lock_guard guard(deferred_lock);
-      deferred.push_back(p);
+      pool_type::link_claimed(p, deferred);
+      deferred = p;
       has_deferred.store(true, std::memory_order_release);
     }
 
-    // Return every block other threads handed over to its pool.
+    // Return every block other threads handed over to its pool; each block's
+    // mark is checked before its link is followed, so a block its owner freed
+    // too aborts before the list is read past it.
     void take_deferred_frees() {
       if (!has_deferred.load(std::memory_order_acquire)) return;
+      void* taking = nullptr;
       {
         std::lock_guard guard(deferred_lock);
-        deferred.swap(taking);
+        taking = std::exchange(deferred, nullptr);
         has_deferred.store(false, std::memory_order_relaxed);
       }
-      for (void* p : taking)
-        pool_type::owner_of(p, allocator->options_.pool_page_bytes)
-            ->deallocate_claimed(p, "frame_allocator::pool_deallocate, found by begin_frame");
-      taking.clear();
+      while (taking != nullptr) {
+        void* p = taking;
+        pool_type* pool = pool_type::owner_of(p, allocator->options_.pool_page_bytes);
+        pool->check_claimed(p, "frame_allocator::pool_deallocate, found by begin_frame");
+        taking = pool_type::claimed_next(p);
+        pool->deallocate_claimed(p, "frame_allocator::pool_deallocate, found by begin_frame");
+      }
     }
 
     frame_allocator* allocator;
@@ -298,10 +305,9 @@ class frame_allocator {
     arena_type arenas[2];
     std::array<std::size_t, max_frame_tags> tag_bytes{};  // this frame
     std::array<std::optional<pool_type>, 5> pools;
-    std::vector<void*> taking;  // the owner's: the deferred blocks it is returning
     alignas(64) std::atomic<bool> has_deferred{false};
     std::mutex deferred_lock;
-    std::vector<void*> deferred;  // claimed blocks other threads handed over
+    void* deferred = nullptr;  // claimed blocks other threads handed over, linked
     // Published at end_frame() under this thread's own lock, which only report()
     // takes besides: threads ending frames at once do not wait on each other.
     std::mutex published_lock;
@@ -349,6 +355,22 @@ class frame_allocator {
     found->arena = state->active;
     last = *found;
     return *state;
+  }
+
+  // The owner's free: plain, the pool's own checks.
+  [[gnu::always_inline]] static void pool_deallocate_owned(pool_type* pool, void* p) {
+    constexpr const char* where = "frame_allocator::pool_deallocate";
+    pool->check_start(p, where);
+    pool->deallocate_owned(p, where);
+  }
+
+  // A free on a thread whose cache holds another allocator or another state:
+  // the owner's free if this thread owns the block, else another thread's.
+  // Looked up without making this thread a state, so that free never allocates.
+  [[gnu::noinline]] void pool_deallocate_uncached(pool_type* pool, thread_state* owner, void* p) {
+    for (const detail::frame_cache_entry& entry : detail::frame_allocators_of_thread)
+      if (entry.allocator_id == id_ && entry.state == owner) return pool_deallocate_owned(pool, p);
+    pool_deallocate_remote(pool, owner, p);
   }
 
   // Another thread's block: checked to have been handed out, its free mark

@@ -501,13 +501,19 @@ class basic_fixed_pool {
   // mark changed since (its owner freed it too) aborts.
   void deallocate_claimed(void* p, const char* where) {
     std::lock_guard guard(lock_);
-    if constexpr (Config.checked)
-      if (detail::read_metadata_word(&static_cast<free_block*>(p)->tag) != claimed_tag(p))
-          [[unlikely]]
-        detail::report_misuse("double free of a pool block", where, p);
+    check_claimed(p, where);
     check_handed_out(p, where);
     --live_;
     push(p);
+  }
+
+  // Abort, in a checked pool, unless the block at `p` still holds the mark
+  // claim_free() left (its owner freed it too, or it was freed and reused).
+  void check_claimed(const void* p, const char* where) const noexcept {
+    if constexpr (Config.checked)
+      if (detail::read_metadata_word(&static_cast<const free_block*>(p)->tag) != claimed_tag(p))
+          [[unlikely]]
+        detail::report_misuse("double free of a pool block", where, p);
   }
 
   // Mark a checked block as freed by a thread other than its owner, by one
@@ -522,6 +528,19 @@ class basic_fixed_pool {
       if (was == freed_tag(p) || was == claimed_tag(p)) [[unlikely]]
         detail::report_misuse("double free of a pool block", where, p);
     }
+  }
+
+  // A claimed block's first word links it into its claimer's list of blocks to
+  // hand back: that word is the free list's link, unused until the block is
+  // free again, and the free mark beside it stays put. Relaxed atomics (plain
+  // moves): an owner freeing the block at once (a race it loses) writes the word too.
+  static void link_claimed(void* p, void* next) noexcept {
+    std::atomic_ref<free_block*>(static_cast<free_block*>(p)->next)
+        .store(static_cast<free_block*>(next), std::memory_order_relaxed);
+  }
+  static void* claimed_next(void* p) noexcept {
+    return std::atomic_ref<free_block*>(static_cast<free_block*>(p)->next)
+        .load(std::memory_order_relaxed);
   }
 
   // Abort, in a checked pool, if `p` lies in the newest chunk's part not carved
@@ -650,8 +669,9 @@ class basic_fixed_pool {
   void push(void* p) noexcept {
     auto* block = static_cast<free_block*>(p);
     annotate_allocated(block, min_stride);  // blocks under min_stride: the link spills
-    block->next = free_;
-    // Relaxed atomic stores (plain moves): claim_free() may exchange the mark at once.
+    // Relaxed atomic stores (plain moves): claim_free() may exchange the mark at
+    // once, and its claimer link the block (link_claimed()).
+    std::atomic_ref<free_block*>(block->next).store(free_, std::memory_order_relaxed);
     if constexpr (Config.checked)
       std::atomic_ref<std::uintptr_t>(block->tag).store(freed_tag(p), std::memory_order_relaxed);
     free_ = block;

@@ -36,6 +36,9 @@ STRATA_EXPORT STRATA_MALLOC_LIKE void* strata_aligned_alloc(size_t alignment,
                                                             size_t size) STRATA_NOEXCEPT;
 /* Returns 0, EINVAL or ENOMEM as posix_memalign does; errno is left alone. */
 STRATA_EXPORT int strata_posix_memalign(void** out, size_t alignment, size_t size) STRATA_NOEXCEPT;
+/* Bytes of p's block the caller may use: its size class's for a heap block, the
+ * request rounded up to 16 (at least 16) for one guarded sampling or the
+ * profiler placed, so blocks of one size may differ. */
 STRATA_EXPORT size_t strata_usable_size(const void* p) STRATA_NOEXCEPT;
 /* Grow or shrink the block in place; returns p, or NULL (errno untouched) if it cannot. */
 STRATA_EXPORT void* strata_expand(void* p, size_t size) STRATA_NOEXCEPT;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "heap/heap_internal.hpp"
 #include "heap/size_class.hpp"
 #include "heap/stats_internal.hpp"
 #include "os/os.hpp"
@@ -18,8 +19,11 @@ std::atomic<std::uint64_t> frees[class_count + 1];
 std::atomic<std::size_t> huge_bytes{0};
 std::atomic<std::uint64_t> cross_thread_frees{0};
 
+// The class the heap would count the request in: in debug mode its blocks
+// also hold their size record, so a request may take the next class.
 std::size_t class_index(std::size_t size) noexcept {
-  return size <= medium_max ? size_class_of(size) : class_count;
+  std::size_t need = debug_mode() ? size + debug_record_bytes : size;
+  return need <= medium_max ? size_class_of(need) : class_count;
 }
 
 // What strata_usable_size answers for a sampled block: the size rounded up to 16 bytes.

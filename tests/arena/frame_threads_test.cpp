@@ -4,9 +4,32 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <thread>
 #include <vector>
+
+namespace {
+
+// While set on a thread, every operator new on that thread fails.
+thread_local bool operator_new_fails = false;
+
+}  // namespace
+
+// operator new replaced for this program, so a test can make it fail on one thread.
+void* operator new(std::size_t bytes) {
+  if (operator_new_fails) throw std::bad_alloc();
+  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
+  throw std::bad_alloc();
+}
+// Not inlined: GCC would see the malloc'd block reach free through delete and warn.
+[[gnu::noinline]] void operator delete(void* p) noexcept {
+  std::free(p);
+}
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
 
 namespace {
 
@@ -77,6 +100,38 @@ TEST(FrameThreads, PoolBlocksFreedByOtherThreadsReturnToTheirOwner) {
   for (auto& p : mine) p = frames.pool_allocate(64);
   std::sort(mine.begin(), mine.end());
   EXPECT_EQ(std::unique(mine.begin(), mine.end()), mine.end());
+  frames.end_frame();
+}
+
+// Another thread's free needs no memory: with operator new failing on that
+// thread it neither throws nor loses the block, which its owner reuses after
+// begin_frame(); so do blocks of every size class freed the same way.
+TEST(FrameThreads, OtherThreadFreeSucceedsWhileAllocationFails) {
+  strata::frame_allocator<> frames;
+  std::vector<void*> blocks;
+  for (std::size_t bytes : {16, 32, 64, 128, 256})
+    for (int i = 0; i < 100; ++i) blocks.push_back(frames.pool_allocate(bytes));
+  int threw = 0;
+  std::thread([&] {  // a thread that never used `frames`: its free makes it no state
+    operator_new_fails = true;
+    for (void* p : blocks) {
+      try {
+        frames.pool_deallocate(p);
+      } catch (const std::bad_alloc&) {
+        ++threw;
+      }
+    }
+    operator_new_fails = false;
+  })
+      .join();
+  EXPECT_EQ(threw, 0);
+  frames.begin_frame();
+  std::vector<void*> again;
+  for (std::size_t bytes : {16, 32, 64, 128, 256})
+    for (int i = 0; i < 100; ++i) again.push_back(frames.pool_allocate(bytes));
+  std::sort(blocks.begin(), blocks.end());
+  std::sort(again.begin(), again.end());
+  EXPECT_EQ(again, blocks);  // every block came back, each once
   frames.end_frame();
 }
 

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "heap/segment.hpp"
 #include "strata/strata.h"
 
 namespace {
@@ -99,14 +100,22 @@ TEST(HeapApi, UsableSizeReachesExactlyToTheNextBlock) {
   // Blocks of one size sit side by side in their page: each one's usable size
   // is the same, covers the request, divides the distance between two blocks
   // of one 64 KiB slice, and (but in secure mode, which scatters blocks) is
-  // the smallest distance between two.
+  // the smallest distance between two. A block guarded sampling or the
+  // profiler placed is on no page: its usable size is the request rounded up
+  // to 16 (at least 16).
   for (std::size_t size : {1, 24, 100, 1000, 1025, 3000, 4368, 5000, 12000, 40000, 200000}) {
     std::vector<std::uintptr_t> starts;
+    std::vector<void*> sampled;
     std::size_t usable = 0;
-    for (int i = 0; i < 40; ++i) {
+    while (starts.size() < 40) {
       void* p = strata_malloc(size);
       ASSERT_NE(p, nullptr);
-      if (i == 0) usable = strata_usable_size(p);
+      if (!strata::heap::segment_map::contains(strata::heap::segment_of(p))) {
+        EXPECT_EQ(strata_usable_size(p), std::max<std::size_t>(16, (size + 15) & ~std::size_t{15}));
+        sampled.push_back(p);
+        continue;
+      }
+      if (starts.empty()) usable = strata_usable_size(p);
       ASSERT_EQ(strata_usable_size(p), usable) << size;
       starts.push_back(reinterpret_cast<std::uintptr_t>(p));
     }
@@ -125,6 +134,7 @@ TEST(HeapApi, UsableSizeReachesExactlyToTheNextBlock) {
       EXPECT_EQ(closest, usable) << size;
     }
     for (std::uintptr_t p : starts) strata_free(reinterpret_cast<void*>(p));
+    for (void* p : sampled) strata_free(p);
   }
   // A pointer inside its block (an aligned one) has the rest of the block;
   // a huge block has all of its mapping's pages; null has none.
