@@ -1,8 +1,9 @@
 // Misuse rows of the GPU resources: the device pool, the managed pool, the
 // caching allocator, the tracking adaptor, and the direct and stream-ordered
 // device resources, each over a strict simulated device. They answer a pointer
-// they did not hand out with device_error(invalid_argument) (tracking: one
-// line and abort), and a call on a destroyed resource with one line and abort.
+// they did not hand out with device_error(invalid_argument) (exact tracking:
+// one line and abort; sampled tracking leaves it to its pool), and a call on a
+// destroyed resource with one line and abort.
 #include <strata/gpu/async_resource.hpp>
 #include <strata/gpu/caching_allocator.hpp>
 #include <strata/gpu/device_pool.hpp>
@@ -252,6 +253,22 @@ row tracking_row() {
   return {a.api, a.header, section, cells};
 }
 
+// gpu::tracking in sampled mode at a fixed seed, made from the device alone as
+// the cells make every resource.
+struct sampled_tracking : strata::gpu::tracking<strata::gpu::device_pool> {
+  explicit sampled_tracking(strata::gpu::device& dev)
+      : tracking(dev, strata::tracking_options{.sample_bytes = 512 * kib, .seed = 2026}) {}
+};
+
+// Sampled tracking keeps no record of most blocks, so a free it holds none of
+// (foreign, interior, double, another adaptor's) is its device pool's to refuse.
+row sampled_tracking_row() {
+  return pool_row<sampled_tracking>(
+      {"strata::gpu::tracking<device_pool> (tracking_options{.sample_bytes = N}: sampled)",
+       "gpu/tracking.hpp", "tracking", false, true,
+       "device_pool::deallocate: pointer is not a block of this pool", "", true, own_stream_only});
+}
+
 // The direct and stream-ordered resources name a device: two of one device are equal.
 template <class R>
 row device_resource_row(const answers& a) {
@@ -286,6 +303,7 @@ std::vector<row> gpu_resource_rows() {
            false, "caching_allocator: deallocate of memory it did not hand out", "", true,
            "a block freed on another stream than its own waits for the work queued on both"}),
       tracking_row(),
+      sampled_tracking_row(),
       device_resource_row<strata::gpu::device_resource>(
           {"strata::gpu::device_resource", "gpu/device_resource.hpp", "device_resource", true,
            false, "deallocate of memory not from allocate", "", false,

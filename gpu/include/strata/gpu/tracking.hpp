@@ -7,9 +7,22 @@
 //   pool.leak_report();                                            // the live device blocks
 //   pool.transfers(copy_kind::host_to_device).bandwidth();         // bytes per second
 //
+//   strata::gpu::tracking<strata::gpu::device_pool> sampled(       // sampled mode
+//       dev, strata::tracking_options{.sample_bytes = 1 << 20});  // then the pool's arguments
+//
 // The records are strata::tracking's (include/strata/tracking.hpp): one
 // implementation for host and device memory, its records kept outside the
-// blocks, its tags, stacks, leak report and off switch. strata::tracking calls
+// blocks, its tags, stacks, leak report, off switch and both modes. Exact (the
+// default) records every block, and a free of a block it does not hold (double,
+// foreign, another adaptor's) prints one line and aborts before the upstream
+// sees it. Sampled (tracking_options, the argument after the device) records
+// about one block per sample_bytes allocated, with weights that estimate the
+// live blocks and bytes; the counters stay exact. It gives up the abort: a
+// free it holds no record of, never drawn or already freed, goes to the
+// upstream, whose own checks answer (device_pool: device_error). The sampler is
+// per host thread, as the host adaptor's, not per stream: a stream is no unit
+// of allocation in a program that uses several from one thread, and the draw
+// happens on the host call, before any stream work. strata::tracking calls
 // its upstream's synchronous allocate and deallocate, so it is handed a view of
 // the device resource whose calls take the stream of the call in progress on
 // the thread (set for that call's length, as tracking_tag sets the caller tag)
@@ -29,10 +42,12 @@
 #include <strata/gpu/transfer_meter.hpp>
 #include <strata/tracking.hpp>
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace strata::gpu {
@@ -57,6 +72,10 @@ class tracking_stream_scope {
  private:
   const stream* previous_;
 };
+
+// An argument for the upstream's constructor, so not the adaptor's own options.
+template <class T>
+concept upstream_argument = !std::same_as<std::remove_cvref_t<T>, tracking_options>;
 
 // A device resource seen as the host resource strata::tracking wraps: each
 // call goes to the resource's form for the tracking call in progress.
@@ -102,11 +121,15 @@ class tracking : public stream_ordered_resource<tracking<Upstream, Enabled, Stac
   static constexpr bool enabled = Enabled;
 
   // The upstream is made here from the device and `args` (every strata device
-  // resource takes its device first); the meter copies on that device.
-  template <class... Args>
+  // resource takes its device first); the meter copies on that device. Exact mode.
+  template <detail::upstream_argument... Args>
   explicit tracking(device& dev, Args&&... args)
+      : tracking(dev, tracking_options{}, std::forward<Args>(args)...) {}
+  // As above, in the mode `options` asks for (strata::tracking's options).
+  template <class... Args>
+  explicit tracking(device& dev, tracking_options options, Args&&... args)
       : upstream_(dev, std::forward<Args>(args)...),
-        records_(detail::stream_bound_upstream<Upstream>(upstream_)),
+        records_(detail::stream_bound_upstream<Upstream>(upstream_), options),
         meter_(dev) {}
   tracking(const tracking&) = delete;
   tracking& operator=(const tracking&) = delete;
@@ -131,6 +154,11 @@ class tracking : public stream_ordered_resource<tracking<Upstream, Enabled, Stac
   // ---- records -----------------------------------------------------------------
   std::size_t live_blocks() const { return records_.live_blocks(); }
   std::size_t live_bytes() const { return records_.live_bytes(); }
+  // Blocks and bytes handed out since the adaptor was made (exact in both modes).
+  std::uint64_t total_allocations() const { return records_.total_allocations(); }
+  std::uint64_t total_bytes() const { return records_.total_bytes(); }
+  // The mean bytes between samples; 0 when exact.
+  std::size_t sample_bytes() const noexcept { return records_.sample_bytes(); }
   // strata::tracking's report: one line per live device block, oldest first.
   std::string leak_report() const { return records_.leak_report(); }
   // The host adaptor itself, for the rest of its interface (live(), tags).
