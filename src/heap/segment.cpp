@@ -517,7 +517,9 @@ void return_cached_huge(segment* seg) {
 
 // A cached huge segment sized for `total` bytes, or null: the smallest that
 // holds the request, else, when `resizable`, the largest of at least half the
-// request, grown. So a program that frees blocks and asks for others of other
+// request, grown; first among those still holding memory, then among all, so
+// that no purged segment is faulted in while one holding memory stays cached
+// beside it. So a program that frees blocks and asks for others of other
 // sizes reuses the pages it has touched instead of faulting fresh ones in. A
 // segment more than three times the request has its tail cut, so a block keeps
 // at most twice its own size resident beyond it; one of at most a segment's
@@ -529,18 +531,25 @@ segment* take_cached_huge(std::size_t total, bool resizable) {
   segment* seg = nullptr;
   {
     std::lock_guard<os::mutex> guard(cache.lock);
-    segment** best = nullptr;
-    segment** largest = nullptr;
+    // [0]: among those still holding memory, [1]: among all.
+    segment** best[2] = {nullptr, nullptr};
+    segment** largest[2] = {nullptr, nullptr};
     for (segment** link = &cache.huge; *link != nullptr; link = &(*link)->next) {
       segment* s = *link;
       bool fits = s->size >= total && (resizable || s->size - total <= total / 4);
-      if (fits && (best == nullptr || s->size < (*best)->size)) best = link;
       // One under half the request is not grown: most of the block would be
       // fresh pages anyway, which calloc need not clear if they come alone.
-      bool growable = resizable && s->size >= total / 2;
-      if (!fits && growable && (largest == nullptr || s->size > (*largest)->size)) largest = link;
+      bool growable = !fits && resizable && s->size >= total / 2;
+      for (int kind = s->dirty_slices[0] != 0 ? 0 : 1; kind < 2; ++kind) {
+        if (fits && (best[kind] == nullptr || s->size < (*best[kind])->size)) best[kind] = link;
+        if (growable && (largest[kind] == nullptr || s->size > (*largest[kind])->size))
+          largest[kind] = link;
+      }
     }
-    segment** chosen = best != nullptr ? best : largest;
+    segment** chosen = best[0] != nullptr      ? best[0]
+                       : largest[0] != nullptr ? largest[0]
+                       : best[1] != nullptr    ? best[1]
+                                               : largest[1];
     if (chosen == nullptr) return nullptr;
     seg = *chosen;
     *chosen = seg->next;
