@@ -515,6 +515,16 @@ void return_cached_huge(segment* seg) {
   global_stats::segments_cached.fetch_add(1, std::memory_order_relaxed);
 }
 
+// Take the cached huge segment `link` points at out of the cache, locked.
+segment* unlink_cached_huge(segment** link) {
+  segment* seg = *link;
+  *link = seg->next;
+  cache.huge_count--;
+  cache.huge_bytes -= seg->size;
+  global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
+  return seg;
+}
+
 // A cached huge segment sized for `total` bytes, or null: the smallest that
 // holds the request, else, when `resizable`, the largest of at least half the
 // request, grown; first among those still holding memory, then among all, so
@@ -551,11 +561,7 @@ segment* take_cached_huge(std::size_t total, bool resizable) {
                        : best[1] != nullptr    ? best[1]
                                                : largest[1];
     if (chosen == nullptr) return nullptr;
-    seg = *chosen;
-    *chosen = seg->next;
-    cache.huge_count--;
-    cache.huge_bytes -= seg->size;
-    global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
+    seg = unlink_cached_huge(chosen);
   }
   if (seg->size >= total) {
     if (seg->size > segment_size && seg->size - total > 2 * total) shrink_huge(seg, total);
@@ -648,11 +654,7 @@ segment* huge_segment_reuse(std::size_t size) {
       if (fits && (best == nullptr || s->size < (*best)->size)) best = link;
     }
     if (best == nullptr) return nullptr;
-    seg = *best;
-    *best = seg->next;
-    cache.huge_count--;
-    cache.huge_bytes -= seg->size;
-    global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
+    seg = unlink_cached_huge(best);
   }
   return set_up_huge(seg, header_size, 0, false);
 }
