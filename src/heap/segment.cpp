@@ -515,38 +515,56 @@ void return_cached_huge(segment* seg) {
   global_stats::segments_cached.fetch_add(1, std::memory_order_relaxed);
 }
 
+// Take the cached huge segment `link` points at out of the cache, locked.
+segment* unlink_cached_huge(segment** link) {
+  segment* seg = *link;
+  *link = seg->next;
+  cache.huge_count--;
+  cache.huge_bytes -= seg->size;
+  global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
+  return seg;
+}
+
 // A cached huge segment sized for `total` bytes, or null: the smallest that
 // holds the request, else, when `resizable`, the largest of at least half the
-// request, grown. So a program that frees blocks and asks for others of other
+// request, grown; first among those still holding memory, then among all, so
+// that no purged segment is faulted in while one holding memory stays cached
+// beside it. So a program that frees blocks and asks for others of other
 // sizes reuses the pages it has touched instead of faulting fresh ones in. A
 // segment more than three times the request has its tail cut, so a block keeps
-// at most twice its own size resident beyond it. (Secure mode's guard page
+// at most twice its own size resident beyond it; one of at most a segment's
+// size is kept whole, as huge_segment_reuse keeps it: a loop over blocks of
+// 5-25 MB otherwise cut its one mapping for an 8.1 MiB block and mapped a second
+// for the next 25 MB one, and kept both. (Secure mode's guard page
 // ends each mapping: it takes only a segment within a quarter of the request.)
 segment* take_cached_huge(std::size_t total, bool resizable) {
   segment* seg = nullptr;
   {
     std::lock_guard<os::mutex> guard(cache.lock);
-    segment** best = nullptr;
-    segment** largest = nullptr;
+    // [0]: among those still holding memory, [1]: among all.
+    segment** best[2] = {nullptr, nullptr};
+    segment** largest[2] = {nullptr, nullptr};
     for (segment** link = &cache.huge; *link != nullptr; link = &(*link)->next) {
       segment* s = *link;
       bool fits = s->size >= total && (resizable || s->size - total <= total / 4);
-      if (fits && (best == nullptr || s->size < (*best)->size)) best = link;
       // One under half the request is not grown: most of the block would be
       // fresh pages anyway, which calloc need not clear if they come alone.
-      bool growable = resizable && s->size >= total / 2;
-      if (!fits && growable && (largest == nullptr || s->size > (*largest)->size)) largest = link;
+      bool growable = !fits && resizable && s->size >= total / 2;
+      for (int kind = s->dirty_slices[0] != 0 ? 0 : 1; kind < 2; ++kind) {
+        if (fits && (best[kind] == nullptr || s->size < (*best[kind])->size)) best[kind] = link;
+        if (growable && (largest[kind] == nullptr || s->size > (*largest[kind])->size))
+          largest[kind] = link;
+      }
     }
-    segment** chosen = best != nullptr ? best : largest;
+    segment** chosen = best[0] != nullptr      ? best[0]
+                       : largest[0] != nullptr ? largest[0]
+                       : best[1] != nullptr    ? best[1]
+                                               : largest[1];
     if (chosen == nullptr) return nullptr;
-    seg = *chosen;
-    *chosen = seg->next;
-    cache.huge_count--;
-    cache.huge_bytes -= seg->size;
-    global_stats::segments_cached.fetch_sub(1, std::memory_order_relaxed);
+    seg = unlink_cached_huge(chosen);
   }
   if (seg->size >= total) {
-    if (seg->size - total > 2 * total) shrink_huge(seg, total);
+    if (seg->size > segment_size && seg->size - total > 2 * total) shrink_huge(seg, total);
     return seg;
   }
   if (segment* grown = grow_huge(seg, total)) return grown;
@@ -556,29 +574,11 @@ segment* take_cached_huge(std::size_t total, bool resizable) {
 
 }  // namespace
 
-segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zeroed) {
-  std::size_t offset = alignment > header_size ? alignment : header_size;
-  if (size < min_block_size) size = min_block_size;  // malloc(0) still owns a block
-  std::size_t os_page = os::page_size();
-  *zeroed = false;
-  // A block aligned to the segment size or more starts past the first unit,
-  // at most 128 units on (the segment map's byte holds the distance).
+namespace {
+// Make `seg` (fresh when `fresh`) hold one huge page whose block starts
+// `offset` bytes in, with `guard` bytes of guard page after it.
+segment* set_up_huge(segment* seg, std::size_t offset, std::size_t guard, bool fresh) {
   bool far = offset >= segment_size;
-  if (size > largest_request() || offset > 128 * segment_size) return nullptr;
-  // Secure mode puts a guard page after the block: an overflow faults at once.
-  std::size_t guard = secure_mode() ? os_page : 0;
-  std::size_t total = ((offset + size + os_page - 1) & ~(os_page - 1)) + guard;
-  segment* seg = far ? nullptr : take_cached_huge(total, guard == 0);
-  bool fresh = false;
-  if (seg == nullptr) {
-    seg = map_segment(total, far ? alignment : segment_size);
-    if (seg == nullptr) return nullptr;
-    seg->dirty_slices[0] = 0;
-    fresh = true;
-    *zeroed = true;  // fresh from the OS
-  } else {
-    *zeroed = seg->dirty_slices[0] == 0 && purge_mode() == os::purge_mode::dont_need;
-  }
   if (seg->dirty_slices[0] == 0) global_stats::commit(seg->size - header_size);
   seg->dirty_slices[0] = 1;  // the whole block counts as committed while in use
   seg->huge = true;
@@ -607,6 +607,56 @@ segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zer
   global_stats::huge_in_use.fetch_add(pg->block_size, std::memory_order_relaxed);
   if (far) segment_map::add_far_block(seg, pg->area);
   return seg;
+}
+
+// Bytes a huge segment maps for a block of `size` bytes at `offset`, with `guard`.
+std::size_t huge_mapping_bytes(std::size_t offset, std::size_t size, std::size_t guard) {
+  std::size_t os_page = os::page_size();
+  return ((offset + size + os_page - 1) & ~(os_page - 1)) + guard;
+}
+}  // namespace
+
+segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zeroed) {
+  std::size_t offset = alignment > header_size ? alignment : header_size;
+  if (size < min_block_size) size = min_block_size;  // malloc(0) still owns a block
+  *zeroed = false;
+  // A block aligned to the segment size or more starts past the first unit,
+  // at most 128 units on (the segment map's byte holds the distance).
+  bool far = offset >= segment_size;
+  if (size > largest_request() || offset > 128 * segment_size) return nullptr;
+  // Secure mode puts a guard page after the block: an overflow faults at once.
+  std::size_t guard = secure_mode() ? os::page_size() : 0;
+  std::size_t total = huge_mapping_bytes(offset, size, guard);
+  segment* seg = far ? nullptr : take_cached_huge(total, guard == 0);
+  bool fresh = false;
+  if (seg == nullptr) {
+    seg = map_segment(total, far ? alignment : segment_size);
+    if (seg == nullptr) return nullptr;
+    seg->dirty_slices[0] = 0;
+    fresh = true;
+    *zeroed = true;  // fresh from the OS
+  } else {
+    *zeroed = seg->dirty_slices[0] == 0 && purge_mode() == os::purge_mode::dont_need;
+  }
+  return set_up_huge(seg, offset, guard, fresh);
+}
+
+segment* huge_segment_reuse(std::size_t size) {
+  if (secure_mode()) return nullptr;  // its cached mappings each fit one size, guard and all
+  std::size_t total = huge_mapping_bytes(header_size, size, 0);
+  segment* seg = nullptr;
+  {
+    std::lock_guard<os::mutex> guard(cache.lock);
+    segment** best = nullptr;
+    for (segment** link = &cache.huge; *link != nullptr; link = &(*link)->next) {
+      segment* s = *link;
+      bool fits = s->dirty_slices[0] != 0 && s->size >= total && s->size <= segment_size;
+      if (fits && (best == nullptr || s->size < (*best)->size)) best = link;
+    }
+    if (best == nullptr) return nullptr;
+    seg = unlink_cached_huge(best);
+  }
+  return set_up_huge(seg, header_size, 0, false);
 }
 
 namespace {

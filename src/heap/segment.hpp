@@ -144,6 +144,10 @@ void segment_release(segment* seg);
 // the block is known to read as zeros (fresh or purged memory). Null when the
 // OS refuses or the size is beyond largest_request().
 segment* huge_segment_acquire(std::size_t size, std::size_t alignment, bool* zeroed);
+// A huge segment for a block of `size` bytes made of a cached one that still
+// holds its memory and maps at most a segment's size, the smallest such; null
+// when there is none (or in secure mode). Its block keeps the whole mapping.
+segment* huge_segment_reuse(std::size_t size);
 // The largest block the heap tries to map: the machine's memory plus swap,
 // beyond which the kernel's overcommit heuristic refuses a mapping anyway.
 std::size_t largest_request();

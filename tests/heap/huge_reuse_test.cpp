@@ -82,3 +82,83 @@ TEST(HugeReuse, HugeBlocksOfChangingSizesReuseTheMemoryTheyTouched) {
   EXPECT_LT(static_cast<std::size_t>(faults), pages / 100)
       << faults << " faults over " << pages << " pages written";
 }
+
+// The heap's statistics now.
+strata_stats_t heap_stats() {
+  strata_stats_t stats{};
+  strata_stats_get(&stats);
+  return stats;
+}
+
+// Every 4 KiB page of `bytes` at `p` written with `fill`, then checked.
+void write_and_check(char* p, std::size_t bytes, char fill) {
+  for (std::size_t at = 0; at < bytes; at += 4096) p[at] = fill;
+  p[bytes - 1] = fill;
+  for (std::size_t at = 0; at < bytes; at += 4096) ASSERT_EQ(p[at], fill) << at;
+  ASSERT_EQ(p[bytes - 1], fill);
+}
+
+TEST(HugeReuse, BigBlocksOfEverySizeShareTheMappingTheLargestLeft) {
+  if (!resizes_huge_segments()) GTEST_SKIP() << "secure mode reuses only close fits";
+  // Nothing purged while the test runs, and nothing cached still holding memory
+  // from the tests before: only this test's mappings can be reused.
+  long delay = strata_option_get(STRATA_OPTION_PURGE_DELAY_MS);
+  ASSERT_EQ(strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, -1), 0);
+  strata_collect(1);
+  strata_stats_t start = heap_stats();
+
+  // A block of a size class (5-8 MiB) takes the mapping a larger freed block left.
+  auto* large = static_cast<char*>(strata_malloc(20 * MiB));
+  write_and_check(large, 20 * MiB, 1);
+  strata_free(large);
+  auto* six = static_cast<char*>(strata_malloc(6 * MiB));
+  EXPECT_EQ(six, large) << "the 6 MiB block reuses the 20 MiB block's memory";
+  write_and_check(six, 6 * MiB, 2);
+  strata_free(six);
+
+  // Blocks of 5-25 MiB one at a time, as a program that processes frames or
+  // files of varying size does: after the first round every block, above the
+  // largest class or not, fits the mapping the largest left, so no round after
+  // maps or commits memory anew, and the pages it writes are the ones written before.
+  const std::size_t sizes[] = {25 * MiB,
+                               6 * MiB,
+                               8 * MiB + 200 * 1024,
+                               21 * MiB,
+                               5 * MiB + 300 * 1024,
+                               14 * MiB,
+                               7 * MiB + 512 * 1024,
+                               25 * MiB,
+                               11 * MiB,
+                               6 * MiB + 100 * 1024};
+  strata_stats_t before_round = heap_stats();
+  auto round = [&](char fill) {
+    for (std::size_t bytes : sizes) {
+      auto* p = static_cast<char*>(strata_malloc(bytes));
+      ASSERT_NE(p, nullptr);
+      EXPECT_GE(strata_usable_size(p), bytes);
+      write_and_check(p, bytes, fill);
+      strata_free(p);
+    }
+  };
+  round(3);
+  strata_stats_t first = heap_stats();
+  EXPECT_EQ(first.in_use, before_round.in_use) << "every block freed";
+  long faults_before = minor_faults();
+  std::size_t pages = 0;
+  for (std::size_t bytes : sizes) pages += bytes / 4096;
+  for (char fill = 4; fill < 7; ++fill) {
+    round(fill);
+    strata_stats_t now = heap_stats();
+    EXPECT_LE(now.reserved, first.reserved) << "no mapping added after the first round";
+    EXPECT_LE(now.committed, first.committed) << "no memory committed after the first round";
+    EXPECT_EQ(now.segments, first.segments);
+    EXPECT_EQ(now.in_use, first.in_use);
+    EXPECT_EQ(now.mallocs - first.mallocs, now.frees - first.frees);
+  }
+  long faults = minor_faults() - faults_before;
+  EXPECT_LT(static_cast<std::size_t>(faults), 3 * pages / 100)
+      << faults << " faults over " << 3 * pages << " pages written";
+  // One mapping, the largest block's, holds all this memory: not one per kind of block.
+  EXPECT_LT(first.committed - start.committed, 26 * MiB);
+  ASSERT_EQ(strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, delay), 0);
+}
