@@ -10,15 +10,15 @@ strata=${2:-$here/../../build/release/libstrata-malloc.so}
 mode=${3:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+source "$here/callgrind_total.sh"
 cc -O2 "$here/pair.c" -o "$work/pair"
 
 # Total instructions collected in run() for N pairs under library $1 ("glibc" for none).
 instructions() {
-  local preload=() out="$work/cg.$2"
+  local preload=()
   [ "$1" != glibc ] && preload=(env "LD_PRELOAD=$1")
-  valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out" \
-    --toggle-collect=run "${preload[@]}" "$work/pair" "$size" "$2" $mode >/dev/null 2>&1
-  callgrind_annotate "$out" | grep -m1 "PROGRAM TOTALS" | awk '{gsub(",", "", $1); print $1}'
+  callgrind_total "$work/cg.$2" --trace-children=yes --toggle-collect=run -- \
+    "${preload[@]}" "$work/pair" "$size" "$2" $mode
 }
 
 lib=/usr/lib/x86_64-linux-gnu

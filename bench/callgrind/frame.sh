@@ -10,13 +10,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 driver=${1:-$here/../../build/release/bench/callgrind/callgrind-frame_allocate}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+source "$here/callgrind_total.sh"
 
 # Total instructions collected in run() for N frames of strategy $1, shape $2.
 instructions() {
-  local out="$work/cg.$1.$2.$3"
-  valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect='*run_*' \
-    "$driver" "$1" "$2" "$3" >/dev/null 2>&1
-  callgrind_annotate "$out" | grep -m1 "PROGRAM TOTALS" | awk '{gsub(",", "", $1); print $1}'
+  callgrind_total "$work/cg.$1.$2.$3" --toggle-collect='*run_*' -- "$driver" "$1" "$2" "$3"
 }
 
 for shape in 64 mix particles; do

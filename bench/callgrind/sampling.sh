@@ -13,13 +13,12 @@ strata=${2:-$here/../../build/release/libstrata-malloc.so}
 jemalloc=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+source "$here/callgrind_total.sh"
 
 # Instructions of the whole run with the env(1) assignments given.
 instructions() {
-  local out="$work/cg"
-  env PYTHONMALLOC=malloc "$@" valgrind --tool=callgrind --callgrind-out-file="$out" \
-    /usr/bin/python3 "$here/../programs/alloc_heavy.py" >/dev/null 2>&1
-  callgrind_annotate "$out" | grep -m1 "PROGRAM TOTALS" | awk '{gsub(",", "", $1); print $1}'
+  callgrind_total "$work/cg" --trace-children=yes -- \
+    env PYTHONMALLOC=malloc "$@" /usr/bin/python3 "$here/../programs/alloc_heavy.py"
 }
 
 off=$(instructions "LD_PRELOAD=$strata")

@@ -10,6 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 strata=${3:-$here/../../build/release/libstrata-malloc.so}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+source "$here/callgrind_total.sh"
 # server-handoff's steps run in threads of their own: callgrind collects those.
 collect=run
 [ "$name" = server-handoff ] && collect=handoff_turn
@@ -17,11 +18,10 @@ cc -O2 "$here/scenario.c" -o "$work/scenario" -lm -lpthread
 
 # Total instructions collected in run() (or the threads' turns) for N steps under library $1 ("glibc" for none).
 instructions() {
-  local preload=() out="$work/cg.$2"
+  local preload=()
   [ "$1" != glibc ] && preload=(env "LD_PRELOAD=$1")
-  valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out" \
-    --toggle-collect="$collect" "${preload[@]}" "$work/scenario" "$name" "$2" >/dev/null 2>&1
-  callgrind_annotate "$out" | grep -m1 "PROGRAM TOTALS" | awk '{gsub(",", "", $1); print $1}'
+  callgrind_total "$work/cg.$2" --trace-children=yes --toggle-collect="$collect" -- \
+    "${preload[@]}" "$work/scenario" "$name" "$2"
 }
 
 lib=/usr/lib/x86_64-linux-gnu

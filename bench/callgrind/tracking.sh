@@ -9,13 +9,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 driver=${1:-$here/../../build/release/bench/callgrind/callgrind-tracking_pair}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+source "$here/callgrind_total.sh"
 
 # Total instructions collected in run() for N pairs in mode $1.
 instructions() {
-  local out="$work/cg.$1.$2"
-  valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect='*run*' \
-    "$driver" "$1" "$2" >/dev/null 2>&1
-  callgrind_annotate "$out" | grep -m1 "PROGRAM TOTALS" | awk '{gsub(",", "", $1); print $1}'
+  callgrind_total "$work/cg.$1.$2" --toggle-collect='*run*' -- "$driver" "$1" "$2"
 }
 
 for mode in bare tracked one-thread sampled; do
