@@ -35,7 +35,7 @@ bool heap_takes_huge_pages() {
 
 // Whether slices [first, first + per) all hold pages carved to their last
 // block (or the segment's header).
-bool densely_used(segment* seg, std::size_t first, std::size_t per) {
+bool densely_used(const segment* seg, std::size_t first, std::size_t per) {
   if (slice_bitmap::count(seg->free_slices, first, per) != 0) return false;
   for (std::size_t s = first > header_slices ? first : header_slices; s < first + per; ++s) {
     const page& pg = seg->pages[seg->slice_head[s]];
@@ -46,7 +46,7 @@ bool densely_used(segment* seg, std::size_t first, std::size_t per) {
 
 // Whether nothing has touched slices [first, first + per) since they were
 // mapped or purged: all free and clean.
-bool untouched(segment* seg, std::size_t first, std::size_t per) {
+bool untouched(const segment* seg, std::size_t first, std::size_t per) {
   return slice_bitmap::count(seg->free_slices, first, per) == per &&
          slice_bitmap::count(seg->dirty_slices, first, per) == 0;
 }
@@ -90,9 +90,8 @@ bool streams_into_new_segment(const segment* newest) {
   std::size_t per = slices_per_huge_page();
   if (per == 0 || newest == nullptr || newest->single_block_pages) return false;
   std::size_t last = slice_count / per - 1;
-  auto* seg = const_cast<segment*>(newest);
-  return (seg->huge_advised & huge_page_bit(last)) != 0 && densely_used(seg, last * per, per) &&
-         heap_takes_huge_pages();
+  return (newest->huge_advised & huge_page_bit(last)) != 0 &&
+         densely_used(newest, last * per, per) && heap_takes_huge_pages();
 }
 
 void forget_huge_advice_past(segment* seg, std::size_t mapped) {
