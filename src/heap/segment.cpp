@@ -572,9 +572,6 @@ segment* take_cached_huge(std::size_t total, bool resizable) {
   return nullptr;
 }
 
-}  // namespace
-
-namespace {
 // Make `seg` (fresh when `fresh`) hold one huge page whose block starts
 // `offset` bytes in, with `guard` bytes of guard page after it.
 segment* set_up_huge(segment* seg, std::size_t offset, std::size_t guard, bool fresh) {
