@@ -16,7 +16,7 @@ instructions() {
   callgrind_total "$work/cg.$1.$2" --toggle-collect='*run*' -- "$driver" "$1" "$2"
 }
 
-for mode in bare tracked one-thread sampled; do
+for mode in ${MODES:-bare tracked one-thread sampled}; do
   a=$(instructions "$mode" 100000)
   b=$(instructions "$mode" 200000)
   echo "$mode: $(((b - a) / 100000)) instructions per pair (loop included)"

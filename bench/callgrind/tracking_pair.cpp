@@ -5,6 +5,7 @@
 // sampling 1 per 512 KiB). A window of 64 live blocks,
 // the oldest freed first, keeps the adaptor's records from being trivially hot.
 #include <strata/resource.hpp>
+#include <strata/statistics.hpp>
 #include <strata/tracking.hpp>
 
 #include <cstdlib>
@@ -53,5 +54,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "sampled") == 0)
     return measure<strata::tracking<strata::heap_resource, true>>(
         n, strata::tracking_options{.sample_bytes = 512 * 1024, .seed = 1});
+  if (std::strcmp(argv[1], "statistics") == 0)
+    return measure<strata::statistics<strata::heap_resource>>(n);
   return 2;
 }

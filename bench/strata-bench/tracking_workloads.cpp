@@ -94,46 +94,50 @@ void xsigma_tracking_overhead(const run_settings& settings, recorder& out) {
   std::vector<live_block> live;
   live.reserve(10'000);
   bool intact = true;
-  std::vector<double> bare_ms, off_ms, on_ms, one_thread_ms, statistics_ms, sampled_ms;
+  constexpr int strategies = 6;
+  // Each strategy's time over the heap alone's in the same pass, for every measured pass:
+  // pairing runs made moments apart cancels the machine's slow phases.
+  std::vector<double> ratios[strategies];
   const int passes = settings.full ? 25 : 10;
   int round = 0;
   run_rounds(settings, [&](bool measured) {
-    constexpr int strategies = 6;
     double sums[strategies] = {0, 0, 0, 0, 0, 0};
     // Each pass starts with the next strategy, so none always follows the same one.
     for (int pass = 0; pass < passes; ++pass, ++round) {
+      double ms[strategies];
       for (int turn = 0; turn < strategies; ++turn) {
         const int which = (turn + round) % strategies;
-        double& sum = sums[which];
-        if (which == 0) sum += stress_ms(bare, live, intact);
-        if (which == 1) sum += stress_ms(compiled_out, live, intact);
-        if (which == 2) sum += stress_ms(tracked, live, intact);
-        if (which == 3) sum += stress_ms(tracked_one_thread, live, intact);
-        if (which == 4) sum += stress_ms(counted, live, intact);
-        if (which == 5) sum += stress_ms(tracked_sampled, live, intact);
+        if (which == 0) ms[which] = stress_ms(bare, live, intact);
+        if (which == 1) ms[which] = stress_ms(compiled_out, live, intact);
+        if (which == 2) ms[which] = stress_ms(tracked, live, intact);
+        if (which == 3) ms[which] = stress_ms(tracked_one_thread, live, intact);
+        if (which == 4) ms[which] = stress_ms(counted, live, intact);
+        if (which == 5) ms[which] = stress_ms(tracked_sampled, live, intact);
+      }
+      for (int i = 0; i < strategies; ++i) {
+        sums[i] += ms[i];
+        if (measured && ms[0] > 0) ratios[i].push_back(ms[i] / ms[0]);
       }
     }
     if (!measured) return;
     const char* names[strategies] = {"heap alone",         "tracking compiled out",
                                      "tracking on",        "tracking on, one thread (no_lock)",
                                      "statistics adaptor", "tracking on, sampled (1 per 512 KiB)"};
-    std::vector<double>* series[strategies] = {&bare_ms,       &off_ms,        &on_ms,
-                                               &one_thread_ms, &statistics_ms, &sampled_ms};
-    for (int i = 0; i < strategies; ++i) {
-      series[i]->push_back(sums[i] / passes);
+    for (int i = 0; i < strategies; ++i)
       out.add_for(names[i], "mixed stress, 10,000 allocations", "ms", sums[i] / passes);
-    }
   });
-  const double base = median_of(bare_ms);
-  const auto overhead = [&](const std::vector<double>& v) {
-    return base > 0 ? (median_of(v) / base - 1) * 100 : 0;
+  const auto overhead = [&](int which) {
+    return ratios[which].empty() ? 0 : (median_of(ratios[which]) - 1) * 100;
   };
-  out.fact("tracking on overhead over the heap, % (median)", overhead(on_ms));
-  out.fact("tracking on, one thread, overhead over the heap, % (median)", overhead(one_thread_ms));
-  out.fact("tracking on, sampled 1 per 512 KiB, overhead over the heap, % (median)",
-           overhead(sampled_ms));
-  out.fact("tracking compiled out overhead over the heap, % (median)", overhead(off_ms));
-  out.fact("statistics adaptor overhead over the heap, % (median)", overhead(statistics_ms));
+  out.fact("tracking on overhead over the heap, % (median of paired passes)", overhead(2));
+  out.fact("tracking on, one thread, overhead over the heap, % (median of paired passes)",
+           overhead(3));
+  out.fact(
+      "tracking on, sampled 1 per 512 KiB, overhead over the heap, % (median of paired passes)",
+      overhead(5));
+  out.fact("tracking compiled out overhead over the heap, % (median of paired passes)",
+           overhead(1));
+  out.fact("statistics adaptor overhead over the heap, % (median of paired passes)", overhead(4));
   out.fact("tracking compiled out adds bytes to the resource", false);
   out.fact("live blocks left in the tracking adaptor", static_cast<double>(tracked.live_blocks()));
   out.fact("live blocks and records left in the sampled tracking adaptor",

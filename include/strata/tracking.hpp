@@ -14,8 +14,8 @@
 //   the blocks that are not drawn have no record (no tag, stack or age of
 //   theirs is kept), and a double or foreign free of such a block is not
 //   caught by the adaptor (it reaches the upstream, whose own checks apply).
-//   A free looks at a small filter of counters keyed by an address hash before
-//   it touches the records: a block never drawn almost always finds zero there.
+//   A free looks at a bit keyed by an address hash (detail/sample_filter.hpp)
+//   before it touches the records: a block never drawn almost always finds zero.
 //
 // Counters, exact in both modes and lock-free on a thread's own calls:
 // live_blocks(), live_bytes(), total_allocations(), total_bytes(). Each thread
@@ -56,6 +56,7 @@
 
 #include <strata/address_table.hpp>
 #include <strata/detail/poisson_sampler.hpp>
+#include <strata/detail/sample_filter.hpp>
 #include <strata/detail/tracking_shard.hpp>
 #include <strata/no_lock.hpp>
 #include <strata/resource.hpp>
@@ -237,14 +238,14 @@ class tracking<Upstream, true, StackDepth, Lock> {
   // Forget the block, then return it; a null pointer is ignored. Exact: a
   // block never handed out aborts, and one of another thread's shard is looked
   // for there, on a cold path. Sampled: the records are looked at only when
-  // the block's filter counter is not zero. The caller's size (the one the
+  // the block's filter bit is set. The caller's size (the one the
   // upstream gets too) keeps the counts, so no record is read back.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
     if (p == nullptr) return;  // as free(NULL): nothing to count, track or forward
     shard& s = this_thread_shard();
     if (s.lockless) {
       s.count_free(bytes);
-      if (filter_[filter_slot(p)].load(std::memory_order_relaxed) != 0) [[unlikely]]
+      if (filter_->may_hold(p)) [[unlikely]]
         forget_sample(p);
     } else if (sample_bytes_ == 0) {
       forget_exact(s, p, bytes);
@@ -253,7 +254,7 @@ class tracking<Upstream, true, StackDepth, Lock> {
         shard_guard lock(s.lock);
         s.count_free(bytes);
       }
-      if (filter_[filter_slot(p)].load(std::memory_order_relaxed) != 0) forget_sample(p);
+      if (filter_->may_hold(p)) forget_sample(p);
     }
     upstream_.deallocate(p, bytes, alignment);
   }
@@ -444,8 +445,8 @@ class tracking<Upstream, true, StackDepth, Lock> {
   }
 
   // The countdown ran out: draw the next gap, record the block in the sample
-  // table and raise its filter counter (saturating: a full one stays set); a
-  // record that cannot be made gives the block back and throws.
+  // table and mark it in the filter; a record that cannot be made gives the
+  // block back and throws.
   [[gnu::cold, gnu::noinline]] void record_sample(shard& s, void* p, std::size_t bytes,
                                                   std::size_t alignment, const char* tag) {
     s.bytes_left =
@@ -460,30 +461,18 @@ class tracking<Upstream, true, StackDepth, Lock> {
     try {
       std::lock_guard lock(samples_lock_);
       samples_.insert(address, r);
-      std::atomic<std::uint8_t>& counter = filter_[filter_slot(p)];
-      const std::uint8_t held = counter.load(std::memory_order_relaxed);
-      if (held != filter_full) counter.store(held + 1, std::memory_order_relaxed);
+      filter_->add(p);
     } catch (...) {
       upstream_.deallocate(p, bytes, alignment);
       throw;
     }
   }
 
-  // Sampled mode: the block's filter counter is set, so it may be a sample:
-  // forget its record and lower the counter; no record is a block not drawn.
+  // Sampled mode: the block's filter bit is set, so it may be a sample: forget
+  // its record and its mark in the filter; no record is a block not drawn.
   [[gnu::cold, gnu::noinline]] void forget_sample(void* p) {
     std::lock_guard lock(samples_lock_);
-    if (!samples_.erase(reinterpret_cast<std::uintptr_t>(p), nullptr)) return;
-    std::atomic<std::uint8_t>& counter = filter_[filter_slot(p)];
-    const std::uint8_t held = counter.load(std::memory_order_relaxed);
-    if (held != filter_full) counter.store(held - 1, std::memory_order_relaxed);
-  }
-
-  // The filter's counter for address `p`: Fibonacci hashing of the address.
-  static std::size_t filter_slot(const void* p) noexcept {
-    return static_cast<std::size_t>(
-        (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p)) * 0x9e3779b97f4a7c15ull) >>
-        (64 - filter_bits));
+    if (samples_.erase(reinterpret_cast<std::uintptr_t>(p), nullptr)) filter_->remove(p);
   }
 
   // The calling thread's shard: one shard for all under no_lock (one thread at
@@ -612,16 +601,10 @@ class tracking<Upstream, true, StackDepth, Lock> {
     start_ = clock_ns();
     sample_bytes_ = options.sample_bytes;
     seed_ = options.seed != 0 ? options.seed : static_cast<std::uint64_t>(start_) ^ id_;
-    if (sample_bytes_ != 0)
-      filter_ = std::make_unique<std::atomic<std::uint8_t>[]>(std::size_t{1} << filter_bits);
+    if (sample_bytes_ != 0) filter_ = std::make_unique<detail::sample_filter>();
     common_ = new_shard().get();
     common_->lockless = sample_bytes_ != 0 && one_thread;
   }
-
-  // The sample filter: 4096 one-byte counters, so a few hundred live samples
-  // leave nearly every free of an unsampled block a zero to read.
-  static constexpr int filter_bits = 12;
-  static constexpr std::uint8_t filter_full = 0xff;
 
   [[no_unique_address]] Upstream upstream_{};
   std::int64_t start_ = 0;
@@ -631,7 +614,7 @@ class tracking<Upstream, true, StackDepth, Lock> {
   mutable Lock registry_lock_;
   std::vector<std::shared_ptr<shard>> shards_;  // the common shard first
   shard* common_ = nullptr;
-  std::unique_ptr<std::atomic<std::uint8_t>[]> filter_;  // sampled mode only
+  std::unique_ptr<detail::sample_filter> filter_;  // sampled mode only
   mutable Lock samples_lock_;
   address_table<record> samples_{64};  // sampled mode's records, keyed by address
 };

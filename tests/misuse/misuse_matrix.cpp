@@ -93,6 +93,8 @@ const std::vector<exempt_header>& exempt_headers() {
       {"detail/arena_signature.hpp", "a constant arena chunks start with"},
       {"detail/tracking_shard.hpp",
        "the tracking adaptor's per-thread tables; tracking's row covers it"},
+      {"detail/sample_filter.hpp",
+       "the sampled tracking adaptor's filter of drawn addresses; tracking's row covers it"},
       {"detail/exp_log.hpp", "the byte sampler's logarithm and exponential: no memory"},
       {"detail/poisson_sampler.hpp",
        "the byte-sampling arithmetic of the profiler and sampled tracking: no memory"},
