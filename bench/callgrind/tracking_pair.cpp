@@ -1,9 +1,10 @@
 // An allocate+deallocate loop through the tracking adaptor for instruction
 // counting: `tracking_pair MODE N` runs N pairs over the strata heap in run(),
 // MODE `bare` (the heap resource alone), `tracked` (tracking<heap> on, exact),
-// `one-thread` (tracking<heap, true, 0, no_lock>) or `sampled` (tracking<heap>
-// sampling 1 per 512 KiB). A window of 64 live blocks,
-// the oldest freed first, keeps the adaptor's records from being trivially hot.
+// `one-thread` (tracking<heap, true, 0, no_lock>), `sampled` (tracking<heap>
+// sampling 1 per 512 KiB) or `statistics` (statistics<heap>, the counting
+// adaptor). A window of 64 live blocks, the oldest freed first, keeps the
+// adaptor's records from being trivially hot.
 #include <strata/resource.hpp>
 #include <strata/statistics.hpp>
 #include <strata/tracking.hpp>
