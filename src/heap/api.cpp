@@ -202,16 +202,8 @@ void* strata_aligned_alloc(size_t alignment, size_t size) noexcept {
 
 // The aligned path of strata_malloc_aligned, with errno as it was: POSIX has
 // posix_memalign return its error instead.
-int strata_posix_memalign(void** out, size_t alignment, size_t size) noexcept {
-  if (out == nullptr || alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0)
-    return EINVAL;
-  bool drawn = sample_due();
-  if (STRATA_LIKELY(!drawn)) {
-    if (void* p = heap_malloc_aligned_fast(tls_entry.own_heap, size, alignment)) {
-      *out = p;
-      return 0;
-    }
-  }
+int strata::heap::posix_memalign_counted(void** out, std::size_t size, std::size_t alignment,
+                                         bool drawn) noexcept {
   int saved = errno;
   void* p = malloc_aligned_counted(size, alignment, drawn);
   int result = p == nullptr ? errno : 0;
@@ -219,6 +211,10 @@ int strata_posix_memalign(void** out, size_t alignment, size_t size) noexcept {
   if (p == nullptr) return result;
   *out = p;
   return 0;
+}
+
+int strata_posix_memalign(void** out, size_t alignment, size_t size) noexcept {
+  return posix_memalign_entry(out, alignment, size);
 }
 
 size_t strata_usable_size(const void* p) noexcept {

@@ -9,6 +9,7 @@
 // while the profiler's byte countdown or the trace recorder must see each one.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
 
 #include "heap/heap.hpp"
@@ -64,6 +65,27 @@ inline void* malloc_aligned_entry(std::size_t size, std::size_t alignment) noexc
     if (STRATA_LIKELY(p != nullptr)) return p;
   }
   return malloc_aligned_counted(size, alignment, drawn);
+}
+
+// posix_memalign past its inline path: the block from malloc_aligned_counted
+// put in `*out`, its error (ENOMEM, EINVAL) returned and errno left as it was.
+int posix_memalign_counted(void** out, std::size_t size, std::size_t alignment,
+                           bool drawn) noexcept;
+
+// strata_posix_memalign inline: an alignment POSIX refuses answered EINVAL,
+// then counted and the heap's inline aligned path, as malloc_aligned_entry.
+inline int posix_memalign_entry(void** out, std::size_t alignment, std::size_t size) noexcept {
+  if (out == nullptr || alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0)
+    return EINVAL;
+  bool drawn = sample_due();
+  if (STRATA_LIKELY(!drawn)) {
+    void* p = heap_malloc_aligned_fast(tls_entry.own_heap, size, alignment);
+    if (STRATA_LIKELY(p != nullptr)) {
+      *out = p;
+      return 0;
+    }
+  }
+  return posix_memalign_counted(out, size, alignment, drawn);
 }
 
 // A block that is not in strata's segments but one of the samplers': its
