@@ -213,6 +213,7 @@ int strata::heap::posix_memalign_counted(void** out, std::size_t size, std::size
   return 0;
 }
 
+// posix_memalign's C API twin: the override's posix_memalign runs the same inline path.
 int strata_posix_memalign(void** out, size_t alignment, size_t size) noexcept {
   return posix_memalign_entry(out, alignment, size);
 }
