@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Instructions per malloc+free pair under each allocator, from callgrind: the
 # difference between 200,000 and 100,000 pairs, so set-up costs cancel out.
-# Usage: bench/callgrind/count.sh [SIZE] [strata-malloc library] [usable]
-# With `usable`, each pair also calls malloc_usable_size (pair.c).
+# Usage: bench/callgrind/count.sh [SIZE] [strata-malloc library] [usable|aligned]
+# With `usable`, each pair also calls malloc_usable_size; with `aligned`, the
+# blocks come from posix_memalign at 64 bytes (pair.c).
 set -euo pipefail
 size=${1:-64}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +18,7 @@ cc -O2 "$here/pair.c" -o "$work/pair"
 instructions() {
   local preload=()
   [ "$1" != glibc ] && preload=(env "LD_PRELOAD=$1")
-  callgrind_total "$work/cg.$2" --trace-children=yes --toggle-collect=run -- \
+  callgrind_total "$work/cg.$2" --trace-children=yes --toggle-collect='run*' -- \
     "${preload[@]}" "$work/pair" "$size" "$2" $mode
 }
 
@@ -29,5 +30,5 @@ for entry in "strata=$strata" glibc=glibc "mimalloc=$lib/libmimalloc.so.2" "mima
   if [ "$library" != glibc ] && [ ! -f "$library" ]; then echo "$name: missing"; continue; fi
   a=$(instructions "$library" 100000)
   b=$(instructions "$library" 200000)
-  echo "$name: $(((b - a) / 100000)) instructions per $size-byte pair${mode:+ and usable-size call} (loop included)"
+  echo "$name: $(((b - a) / 100000)) instructions per $size-byte pair${mode:+ ($mode)} (loop included)"
 done
