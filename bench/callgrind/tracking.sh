@@ -12,9 +12,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 source "$here/callgrind_total.sh"
 
-# Total instructions collected in run() for N pairs in mode $1.
+# Total instructions of the whole program for N pairs in mode $1 (no
+# --toggle-collect: a jump back from a function's cold part toggles it again).
 instructions() {
-  callgrind_total "$work/cg.$1.$2" --toggle-collect='*run*' -- "$driver" "$1" "$2"
+  callgrind_total "$work/cg.$1.$2" -- "$driver" "$1" "$2"
 }
 
 for mode in ${MODES:-bare tracked one-thread sampled statistics}; do

@@ -14,8 +14,8 @@
 //   the blocks that are not drawn have no record (no tag, stack or age of
 //   theirs is kept), and a double or foreign free of such a block is not
 //   caught by the adaptor (it reaches the upstream, whose own checks apply).
-//   A free looks at a bit keyed by an address hash (detail/sample_filter.hpp)
-//   before it touches the records: a block never drawn almost always finds zero.
+//   A free looks at a filter keyed by an address hash (detail/sample_filter.hpp)
+//   before it touches the records: a block never drawn almost always finds none.
 //
 // Counters, exact in both modes and lock-free on a thread's own calls:
 // live_blocks(), live_bytes(), total_allocations(), total_bytes(). Each thread
@@ -37,7 +37,8 @@
 // exchange and no shared cache line; a block freed by a thread that did not
 // allocate it is looked for in the other shards on a cold path, under the
 // registry lock (Lock: std::mutex by default). Sampled records, rare by
-// design, share one table under a lock of type Lock. With Lock =
+// design, share one table under a one-flag lock held for one insert or erase
+// (none under no_lock). With Lock =
 // strata::no_lock (one thread at a time) there is one shard for all, taken
 // without a lock. A shard whose thread exited keeps its records and counts (a
 // new thread adopts it). Time stamps come from the coarse monotonic clock,
@@ -213,37 +214,26 @@ class tracking<Upstream, true, StackDepth, Lock> {
     for (auto& s : shards_) s->orphaned.store(true, std::memory_order_release);
   }
 
-  // Allocate and record the block under the thread's current tag.
+  // Allocate and record the block under the thread's current tag (read only
+  // when a record is made).
   void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
-    return allocate_tagged(bytes, alignment, detail::current_tracking_tag);
+    return allocate_with(bytes, alignment, [] { return detail::current_tracking_tag; });
   }
 
-  // Allocate, count and record the block (every one when exact, when drawn
-  // when sampled) under `tag` (a string that outlives the record) in the
-  // calling thread's shard: exact takes its uncontended lock, sampled no lock.
+  // Allocate and record the block under `tag` (a string that outlives the record).
   void* allocate_tagged(std::size_t bytes, std::size_t alignment, const char* tag) {
-    void* p = upstream_.allocate(bytes, alignment);
-    shard& s = this_thread_shard();
-    if (s.lockless) {
-      count_sampled(s, p, bytes, alignment, tag);
-    } else if (sample_bytes_ == 0) {
-      record_exact(s, p, bytes, alignment, tag);
-    } else {
-      shard_guard lock(s.lock);
-      count_sampled(s, p, bytes, alignment, tag);
-    }
-    return p;
+    return allocate_with(bytes, alignment, [tag] { return tag; });
   }
 
   // Forget the block, then return it; a null pointer is ignored. Exact: a
   // block never handed out aborts, and one of another thread's shard is looked
   // for there, on a cold path. Sampled: the records are looked at only when
-  // the block's filter bit is set. The caller's size (the one the
+  // the block's filter says it may be a sample. The caller's size (the one the
   // upstream gets too) keeps the counts, so no record is read back.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
     if (p == nullptr) return;  // as free(NULL): nothing to count, track or forward
     shard& s = this_thread_shard();
-    if (s.lockless) {
+    if (s.lockless) [[likely]] {
       s.count_free(bytes);
       if (filter_->may_hold(p)) [[unlikely]]
         forget_sample(p);
@@ -381,16 +371,12 @@ class tracking<Upstream, true, StackDepth, Lock> {
   };
   using shard_guard = std::conditional_t<one_thread, no_guard, std::lock_guard<detail::shard_lock>>;
 
-  // One thread's records and counts, the clock it reads once every
-  // clock_every records, and its sampler: bytes left before the next sample
-  // and the random state that draws the gaps.
+  // One thread's records, counts and sampler, and the clock it reads once
+  // every clock_every records.
   struct shard : detail::tracking_shard<record> {
     static constexpr std::uint32_t clock_every = 16;
     std::int64_t clock = 0;
     std::uint32_t until_clock = 0;
-    bool lockless = false;  // sampled, and only its thread counts here: no lock taken
-    long bytes_left = 0;
-    std::uint64_t random = 0;
     // The coarse clock since `start`, read afresh every clock_every records:
     // the clock's tick (a few ms) is coarser than 16 calls on a busy thread.
     std::int64_t now_ns(std::int64_t start) noexcept {
@@ -402,12 +388,32 @@ class tracking<Upstream, true, StackDepth, Lock> {
     }
   };
 
+  // Allocate, count and record the block (every one when exact, when drawn
+  // when sampled) under the tag `tag()` gives, in the calling thread's shard:
+  // exact takes its uncontended lock, sampled no lock. The sampled path is laid
+  // out first: it is the mode meant to stay on in production.
+  template <class Tag>
+  void* allocate_with(std::size_t bytes, std::size_t alignment, Tag tag) {
+    void* p = upstream_.allocate(bytes, alignment);
+    shard& s = this_thread_shard();
+    if (s.lockless) [[likely]] {
+      count_sampled(s, p, bytes, alignment, tag);
+    } else if (sample_bytes_ == 0) {
+      record_exact(s, p, bytes, alignment, tag);
+    } else {
+      shard_guard lock(s.lock);
+      count_sampled(s, p, bytes, alignment, tag);
+    }
+    return p;
+  }
+
   // Exact mode: record the block in the thread's shard and count it; a
   // record that cannot be made gives the block back and throws.
-  void record_exact(shard& s, void* p, std::size_t bytes, std::size_t alignment, const char* tag) {
+  template <class Tag>
+  void record_exact(shard& s, void* p, std::size_t bytes, std::size_t alignment, Tag tag) {
     record r;
     r.bytes = bytes;
-    r.tag = tag;
+    r.tag = tag();
     const std::uint32_t thread = thread_number();
     if constexpr (StackDepth > 0) detail::capture_stack(r.frames.data(), StackDepth, 1);
     try {
@@ -437,7 +443,8 @@ class tracking<Upstream, true, StackDepth, Lock> {
 
   // Sampled mode: count the block, and record it when the thread's byte
   // countdown runs out on it (before counting, so a failed record counts none).
-  void count_sampled(shard& s, void* p, std::size_t bytes, std::size_t alignment, const char* tag) {
+  template <class Tag>
+  void count_sampled(shard& s, void* p, std::size_t bytes, std::size_t alignment, Tag tag) {
     s.bytes_left -= static_cast<long>(bytes);
     if (s.bytes_left < 0) [[unlikely]]
       record_sample(s, p, bytes, alignment, tag);
@@ -447,13 +454,14 @@ class tracking<Upstream, true, StackDepth, Lock> {
   // The countdown ran out: draw the next gap, record the block in the sample
   // table and mark it in the filter; a record that cannot be made gives the
   // block back and throws.
+  template <class Tag>
   [[gnu::cold, gnu::noinline]] void record_sample(shard& s, void* p, std::size_t bytes,
-                                                  std::size_t alignment, const char* tag) {
+                                                  std::size_t alignment, Tag tag) {
     s.bytes_left =
         detail::poisson_gap(detail::sampler_next(s.random), static_cast<double>(sample_bytes_));
     record r;
     r.bytes = bytes;
-    r.tag = tag;
+    r.tag = tag();
     if constexpr (StackDepth > 0) detail::capture_stack(r.frames.data(), StackDepth, 1);
     r.time_ns = s.now_ns(start_);
     r.order = pack_order(s.next_sequence++, thread_number(), alignment);
@@ -606,17 +614,20 @@ class tracking<Upstream, true, StackDepth, Lock> {
     common_->lockless = sample_bytes_ != 0 && one_thread;
   }
 
+  // What every call reads (the id, the mode, the filter) first, in one line.
   [[no_unique_address]] Upstream upstream_{};
-  std::int64_t start_ = 0;
-  std::size_t sample_bytes_ = 0;  // 0: exact
-  std::uint64_t seed_ = 0;
   const std::uint64_t id_ = detail::next_tracking_id.fetch_add(1, std::memory_order_relaxed);
+  std::size_t sample_bytes_ = 0;                   // 0: exact
+  std::unique_ptr<detail::sample_filter> filter_;  // sampled mode only
+  // Sampled mode's records, keyed by address, under a one-flag lock (held for
+  // one insert or erase; the mutex's calls cost a record a fifth more).
+  mutable std::conditional_t<one_thread, no_lock, detail::shard_lock> samples_lock_;
+  address_table<record> samples_{64};
+  std::int64_t start_ = 0;
+  std::uint64_t seed_ = 0;
   mutable Lock registry_lock_;
   std::vector<std::shared_ptr<shard>> shards_;  // the common shard first
   shard* common_ = nullptr;
-  std::unique_ptr<detail::sample_filter> filter_;  // sampled mode only
-  mutable Lock samples_lock_;
-  address_table<record> samples_{64};  // sampled mode's records, keyed by address
 };
 
 }  // namespace strata

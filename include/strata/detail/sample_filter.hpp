@@ -1,10 +1,12 @@
-// Which addresses may be live samples of the tracking adaptor's sampled mode:
-// one bit per address hash, read without a lock on every free, so a block never
-// drawn costs one load. 4096 bits fit in 512 bytes (eight cache lines, which
-// stay in L1 between frees even while the program streams through its blocks;
-// a byte per hash missed L1 on most frees). Several samples may share a bit:
-// a count per bit, touched only under the sample table's lock, clears it when
-// the last of them goes.
+// Which addresses may be live samples of the tracking adaptor's sampled mode,
+// read without a lock on every free, so a block never drawn costs a load or
+// two. An address hashes to one of 4096 slots, each counting the live samples
+// there; a summary bit per eight slots (512 bits, one cache line) says
+// whether any of them counts one. A free reads the summary, which stays in L1
+// while the program streams through its blocks (a single level of 4096 bits
+// missed L1 on half the frees), and the slot's count only when the summary bit
+// is set. A record or forget writes one count and maybe the summary: with the
+// bits and the counts apart, each touched two cold lines besides the summary.
 #ifndef STRATA_DETAIL_SAMPLE_FILTER_HPP
 #define STRATA_DETAIL_SAMPLE_FILTER_HPP
 
@@ -20,24 +22,36 @@ class sample_filter {
   // Whether `p` may be a live sample (false: certainly not).
   bool may_hold(const void* p) const noexcept {
     const std::size_t slot = slot_of(p);
-    return (words_[slot / 64].load(std::memory_order_relaxed) >> (slot % 64) & 1) != 0;
+    if (!summary_bit(slot)) [[likely]]
+      return false;
+    return counts_[slot].load(std::memory_order_relaxed) != 0;
   }
 
   // A sample now lives at `p`. The caller holds the sample table's lock.
   void add(const void* p) noexcept {
     const std::size_t slot = slot_of(p);
-    if (counts_[slot]++ == 0) flip(slot);
+    const std::uint16_t count = counts_[slot].load(std::memory_order_relaxed);
+    if (count == sticky) return;
+    counts_[slot].store(count + 1, std::memory_order_relaxed);
+    if (count == 0) set_summary_bit(slot, true);
   }
 
   // The sample at `p` is gone. The caller holds the sample table's lock.
   void remove(const void* p) noexcept {
     const std::size_t slot = slot_of(p);
-    if (--counts_[slot] == 0) flip(slot);
+    const std::uint16_t count = counts_[slot].load(std::memory_order_relaxed);
+    if (count == sticky) return;
+    counts_[slot].store(count - 1, std::memory_order_relaxed);
+    if (count == 1 && group_empty(slot)) set_summary_bit(slot, false);
   }
 
  private:
   static constexpr int slot_bits = 12;
   static constexpr std::size_t slots = std::size_t{1} << slot_bits;
+  static constexpr std::size_t slots_per_bit = 8;
+  // A count that reached this stays (a slot of 65,535 live samples only costs
+  // its frees a look at the table).
+  static constexpr std::uint16_t sticky = 0xffff;
 
   // The slot of address `p`: Fibonacci hashing, so nearby blocks spread.
   static std::size_t slot_of(const void* p) noexcept {
@@ -46,15 +60,32 @@ class sample_filter {
         (64 - slot_bits));
   }
 
-  // Set or clear a slot's bit: only the lock holder writes, so no read-modify-write.
-  void flip(std::size_t slot) noexcept {
-    std::atomic<std::uint64_t>& word = words_[slot / 64];
-    word.store(word.load(std::memory_order_relaxed) ^ (std::uint64_t{1} << (slot % 64)),
-               std::memory_order_relaxed);
+  // The summary bit over `slot`.
+  bool summary_bit(std::size_t slot) const noexcept {
+    const std::size_t bit = slot / slots_per_bit;
+    return (summary_[bit / 64].load(std::memory_order_relaxed) >> (bit % 64) & 1) != 0;
   }
 
-  std::array<std::atomic<std::uint64_t>, slots / 64> words_{};
-  std::array<std::uint32_t, slots> counts_{};  // samples per slot (fewer than 2^32 live)
+  // Set or clear the summary bit over `slot`: only the lock holder writes, so
+  // no read-modify-write.
+  void set_summary_bit(std::size_t slot, bool on) noexcept {
+    const std::size_t bit = slot / slots_per_bit;
+    std::atomic<std::uint64_t>& word = summary_[bit / 64];
+    const std::uint64_t mask = std::uint64_t{1} << (bit % 64);
+    const std::uint64_t old = word.load(std::memory_order_relaxed);
+    word.store(on ? old | mask : old & ~mask, std::memory_order_relaxed);
+  }
+
+  // Whether every slot under `slot`'s summary bit counts no sample.
+  bool group_empty(std::size_t slot) const noexcept {
+    const std::size_t first = slot / slots_per_bit * slots_per_bit;
+    for (std::size_t i = first; i < first + slots_per_bit; ++i)
+      if (counts_[i].load(std::memory_order_relaxed) != 0) return false;
+    return true;
+  }
+
+  alignas(64) std::array<std::atomic<std::uint64_t>, slots / slots_per_bit / 64> summary_{};
+  std::array<std::atomic<std::uint16_t>, slots> counts_{};
 };
 
 }  // namespace strata::detail

@@ -78,10 +78,15 @@ struct shard_counters {
 };
 
 // The records one thread made through one adaptor (the thread's, or adopted),
-// and its counts.
+// its counts and its sampler. What every call touches (the counts, the lock,
+// the sampler's countdown) comes first, in one cache line; shard_state stays
+// the first base, so the thread's cached pointer converts without an offset.
 template <class Record>
-struct tracking_shard : shard_state, shard_counters {
+struct alignas(64) tracking_shard : shard_state, shard_counters {
   shard_lock lock;
+  bool lockless = false;     // sampled, and only its thread counts here: no lock taken
+  long bytes_left = 0;       // sampled: bytes left before the next sample
+  std::uint64_t random = 0;  // sampled: the random state that draws the gaps
   address_table<Record> live{256};
   std::uint64_t next_sequence = 0;
 };
