@@ -234,7 +234,12 @@ TEST(gpu_tracking_sampled, AFreeItHoldsNoRecordOfReachesTheUpstream) {
   // Another adaptor's block: refused by this one's pool.
   void* theirs = never.allocate(4 * kib, stream{});
   EXPECT_TRUE(refused_by_upstream([&] { every.deallocate(theirs, 4 * kib, stream{}); }));
+  // A refused free counts nothing: each adaptor's counters still say what is live.
+  EXPECT_EQ(never.live_blocks(), 1u);
+  EXPECT_EQ(never.live_bytes(), 4 * kib);
+  EXPECT_EQ(every.live_blocks(), 0u);
   never.deallocate(theirs, 4 * kib, stream{});
+  EXPECT_EQ(never.live_blocks(), 0u);
   dev.synchronize();
 }
 

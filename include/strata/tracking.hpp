@@ -13,7 +13,8 @@
 //   live blocks and bytes without bias. The counters stay exact. What is lost:
 //   the blocks that are not drawn have no record (no tag, stack or age of
 //   theirs is kept), and a double or foreign free of such a block is not
-//   caught by the adaptor (it reaches the upstream, whose own checks apply).
+//   caught by the adaptor (it reaches the upstream, whose own checks apply; a
+//   free the upstream refuses by throwing is not counted).
 //   A free looks at a filter keyed by an address hash (detail/sample_filter.hpp)
 //   before it touches the records: a block never drawn almost always finds none.
 //
@@ -228,25 +229,29 @@ class tracking<Upstream, true, StackDepth, Lock> {
   // Forget the block, then return it; a null pointer is ignored. Exact: a
   // block never handed out aborts, and one of another thread's shard is looked
   // for there, on a cold path. Sampled: the records are looked at only when
-  // the block's filter says it may be a sample. The caller's size (the one the
-  // upstream gets too) keeps the counts, so no record is read back.
+  // the block's filter says it may be a sample, and the free is counted once
+  // the upstream took the block, so a free it refuses (throws) counts nothing.
+  // The caller's size (the one the upstream gets too) keeps the counts, so no
+  // record is read back.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) {
     if (p == nullptr) return;  // as free(NULL): nothing to count, track or forward
+    if (sample_bytes_ == 0) [[unlikely]] {
+      forget_exact(this_thread_shard(), p, bytes);
+      upstream_.deallocate(p, bytes, alignment);
+      return;
+    }
+    // The record goes first: once the upstream has the block, another thread
+    // may be handed it and record it.
+    if (filter_->may_hold(p)) [[unlikely]]
+      forget_sample(p);
+    upstream_.deallocate(p, bytes, alignment);
     shard& s = this_thread_shard();
     if (s.lockless) [[likely]] {
       s.count_free(bytes);
-      if (filter_->may_hold(p)) [[unlikely]]
-        forget_sample(p);
-    } else if (sample_bytes_ == 0) {
-      forget_exact(s, p, bytes);
     } else {
-      {
-        shard_guard lock(s.lock);
-        s.count_free(bytes);
-      }
-      if (filter_->may_hold(p)) forget_sample(p);
+      shard_guard lock(s.lock);
+      s.count_free(bytes);
     }
-    upstream_.deallocate(p, bytes, alignment);
   }
 
   bool is_equal(const tracking& other) const noexcept { return this == &other; }

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -200,6 +202,43 @@ TEST(TrackingSampled, FreesOnOtherThreadsKeepTheCountsAndForgetTheRecords) {
   EXPECT_EQ(resource.live_bytes(), 0u);
   EXPECT_EQ(resource.total_allocations(), static_cast<std::uint64_t>(threads * rounds));
   EXPECT_TRUE(resource.live().empty());
+}
+
+// Throws on a free of an address it does not hold live, as a device pool does.
+struct refusing {
+  address_only addresses;
+  std::set<void*> live;
+  // A fresh address range, held live.
+  void* allocate(std::size_t bytes, std::size_t alignment) {
+    void* p = addresses.allocate(bytes, alignment);
+    live.insert(p);
+    return p;
+  }
+  // Refuses a block it does not hold live.
+  void deallocate(void* p, std::size_t, std::size_t) {
+    if (live.erase(p) == 0) throw std::invalid_argument("not live");
+  }
+  bool is_equal(const refusing& other) const noexcept { return this == &other; }
+};
+
+// A double free the upstream refuses (throws) counts nothing: the counters
+// still say what is live. Drawn and never-drawn blocks alike.
+TEST(TrackingSampled, AFreeTheUpstreamRefusesCountsNothing) {
+  for (std::size_t mean : {std::size_t{1}, std::size_t{1} << 40}) {
+    strata::tracking<refusing, true> resource(
+        strata::tracking_options{.sample_bytes = mean, .seed = seed});
+    void* kept = resource.allocate(100, 16);
+    void* freed = resource.allocate(200, 16);
+    resource.deallocate(freed, 200, 16);
+    EXPECT_THROW(resource.deallocate(freed, 200, 16), std::invalid_argument);
+    EXPECT_EQ(resource.live_blocks(), 1u);
+    EXPECT_EQ(resource.live_bytes(), 100u);
+    EXPECT_EQ(resource.live().size(), mean == 1 ? 1u : 0u);
+    resource.deallocate(kept, 100, 16);
+    EXPECT_EQ(resource.live_blocks(), 0u);
+    EXPECT_EQ(resource.live_bytes(), 0u);
+    EXPECT_TRUE(resource.live().empty());
+  }
 }
 
 TEST(TrackingSampled, AFreeItNeverRecordedReachesTheUpstream) {

@@ -19,7 +19,8 @@
 // about one block per sample_bytes allocated, with weights that estimate the
 // live blocks and bytes; the counters stay exact. It gives up the abort: a
 // free it holds no record of, never drawn or already freed, goes to the
-// upstream, whose own checks answer (device_pool: device_error). The sampler is
+// upstream, whose own checks answer (device_pool: device_error, and the free is
+// not counted). The sampler is
 // per host thread, as the host adaptor's, not per stream: a stream is no unit
 // of allocation in a program that uses several from one thread, and the draw
 // happens on the host call, before any stream work. strata::tracking calls
