@@ -115,8 +115,10 @@ struct valgrind_quiet {
 // Park a page on the full list, unless other threads freed into it meanwhile
 // (then false: collect it again).
 bool page_to_full(heap* h, page* pg);
-// A page of class `cls` that can hand out a block, first in its queue; null when out of memory.
-page* find_page(heap* h, std::size_t cls);
+// A page of class `cls` that can hand out a block, first in its queue; null
+// when out of memory. `zeroed`, when given, says whether the page is new and
+// its memory reads as zeros (a block carved from it untouched then does too).
+page* find_page(heap* h, std::size_t cls, bool* zeroed = nullptr);
 
 // ---- retained pages (retained.cpp) ----
 // Keep an emptied page of `ctx` in its queue; false when it is too large to keep.

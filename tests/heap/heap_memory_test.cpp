@@ -639,3 +639,34 @@ TEST(HeapMemory, CollectPurgesFreedPages) {
   EXPECT_GE(after.purged, full.purged + 16 * MiB);
   EXPECT_LE(after.committed + 16 * MiB, full.committed);
 }
+
+TEST(HeapMemory, CallocOfALargeBlockLeavesFreshMemoryUntouched) {
+  if (checked_pages()) GTEST_SKIP() << "checked pages write canaries into their blocks";
+  if (strata_option_get(STRATA_OPTION_PURGE_DECOMMITS) == 0 || os::huge_pages_always())
+    GTEST_SKIP() << "purged memory may keep its bytes, or a huge page backs the block whole";
+  std::thread([] {
+    strata_collect(1);               // what earlier tests freed is purged: it reads as zeros again
+    strata_free(strata_malloc(16));  // a thread's first allocation goes by the sampling hook
+    std::vector<unsigned char*> blocks;
+    // One-block pages of fresh slices (above a slice, up to the largest class):
+    // calloc needs to write none of their bytes, so none is faulted in.
+    for (std::size_t size : {std::size_t{100000}, std::size_t{300000}, std::size_t{3} << 20}) {
+      auto* p = static_cast<unsigned char*>(strata_calloc(1, size));
+      ASSERT_NE(p, nullptr);
+      EXPECT_EQ(resident_pages(p, size / 4096 * 4096), 0u) << size;
+      for (std::size_t i = 0; i < size; i += 509) ASSERT_EQ(p[i], 0) << size;
+      blocks.push_back(p);
+    }
+    // The same classes again, on the pages just freed with bytes written: cleared.
+    for (unsigned char* p : blocks) {
+      std::memset(p, 0xa5, 100000);
+      strata_free(p);
+    }
+    for (std::size_t size : {std::size_t{100000}, std::size_t{300000}, std::size_t{3} << 20}) {
+      auto* p = static_cast<unsigned char*>(strata_calloc(size / 1000, 1000));
+      ASSERT_NE(p, nullptr);
+      for (std::size_t i = 0; i < size; i += 127) ASSERT_EQ(p[i], 0) << size << " at " << i;
+      strata_free(p);
+    }
+  }).join();
+}
