@@ -27,6 +27,9 @@ constexpr std::size_t other_kind_after_bytes = std::size_t{8} << 20;
 // few blocks of touches little memory (python3 -c pass peaked 128 KiB higher
 // when the second carve was 16 KiB), a page used whole fills in one more step,
 // and carving never commits a whole 64 KiB page of blocks at once.
+// While the heap is small, one OS page at a time: a small program's classes
+// then each hold under a page of blocks carved and never used (python3 -c
+// pass held 64 KiB more with the doubling), and its refills are few anyway.
 constexpr std::size_t extend_bytes = 16384;
 constexpr std::size_t first_extend_bytes = 4096;
 
@@ -50,7 +53,8 @@ void page_extend(page* pg) {
   std::uint32_t n = pg->reserved - pg->capacity;
   // (List page blocks are under 4 KiB: at least one is carved.)
   std::size_t carved = std::size_t{pg->capacity} * pg->block_size;
-  std::size_t most = std::clamp(2 * carved, first_extend_bytes, extend_bytes) / pg->block_size;
+  std::size_t largest = heap_is_small() ? first_extend_bytes : extend_bytes;
+  std::size_t most = std::clamp(2 * carved, first_extend_bytes, largest) / pg->block_size;
   if (n > most) n = static_cast<std::uint32_t>(most);
   std::uint8_t* first = pg->area + pg->capacity * pg->block_size;
   // Carved blocks carry the free mark too: freeing one never handed out is caught.

@@ -109,6 +109,21 @@ std::size_t resident_pages(const void* start, std::size_t bytes) {
   finish(resident <= classes + 4 ? 0 : 1, "OS pages resident in the segment", resident);
 }
 
+// Five written blocks of a class that fits four in an OS page: a small heap
+// carves its pages an OS page at a time, so the class's page holds two OS
+// pages (carving 4 KiB and then 8 KiB, as a large heap does, held three).
+[[noreturn]] void carve_a_page_at_a_time() {
+  void* blocks[5];
+  for (void*& p : blocks) {
+    p = strata_malloc(1000);
+    std::memset(p, 1, 1000);
+  }
+  auto page_start = reinterpret_cast<std::uintptr_t>(blocks[0]) & ~(std::uintptr_t{64 * 1024} - 1);
+  std::size_t resident = resident_pages(reinterpret_cast<void*>(page_start), 64 * 1024);
+  for (void* p : blocks) strata_free(p);
+  finish(resident == 2 ? 0 : 1, "OS pages resident in the class's page", resident);
+}
+
 // Whether a thread of this process is named strata-purge.
 bool purge_thread_running() {
   DIR* tasks = opendir("/proc/self/task");
@@ -234,6 +249,14 @@ TEST(SmallStart, AFewKiBTouchAPageAClass) {
     GTEST_SKIP() << "segments may be backed by huge pages";
   if (strata_option_get(STRATA_OPTION_SECURE) != 0) GTEST_SKIP() << "secure mode's guards";
   EXPECT_EXIT(touch_a_few_kib(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(SmallStart, ASmallHeapCarvesAnOsPageAtATime) {
+  if (strata::os::huge_pages_always() || strata_option_get(STRATA_OPTION_LARGE_OS_PAGES) != 0)
+    GTEST_SKIP() << "segments may be backed by huge pages";
+  if (strata_option_get(STRATA_OPTION_SECURE) != 0 || strata_option_get(STRATA_OPTION_DEBUG) != 0)
+    GTEST_SKIP() << "checked pages carve otherwise";
+  EXPECT_EXIT(carve_a_page_at_a_time(), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(SmallStart, NoPurgeThreadUntilMemoryWaits) {
