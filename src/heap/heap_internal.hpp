@@ -10,7 +10,8 @@ namespace strata::heap {
 // ---- the small heap ----
 // A process whose heap has committed less than this is a small program (or
 // one starting), for which the heap's fixed costs in resident memory are what
-// it pays most: its list pages are carved an OS page at a time (page_extend).
+// it pays most: its list pages are carved an OS page at a time (page_extend),
+// and a one-block page's memory goes back to the OS with the page (page_free).
 inline constexpr std::size_t small_heap_bytes = std::size_t{8} << 20;
 inline bool heap_is_small() noexcept {
   return global_stats::committed.load(std::memory_order_relaxed) < small_heap_bytes;

@@ -273,8 +273,15 @@ TEST(HeapMemory, SmallPagesLeaveALargeClassItsEmptyPage) {
   // small classes then each need a page. None may carve the large page: the
   // next 1 MiB block comes back in place with its memory still there (it took
   // 32 fresh pages when the first small page split the large one's run).
+  // (A small heap gives a one-block page's memory back at once: this heap
+  // holds 6 MiB of 1 MiB blocks and 3 MiB of 32 KiB ones, never written, to
+  // be past the threshold, yet below what makes a page kind take the other's.)
   purge_delay_for_test delay(60'000);  // no purge midway
   std::thread([] {
+    std::vector<void*> held;
+    for (int i = 0; i < 6; ++i) held.push_back(strata_malloc(MiB));
+    for (std::size_t total = 0; total < 3 * MiB; total += 32 << 10)
+      held.push_back(strata_malloc(32 << 10));
     void* first = strata_malloc(MiB);
     std::memset(first, 1, MiB);
     strata_free(first);
@@ -289,6 +296,7 @@ TEST(HeapMemory, SmallPagesLeaveALargeClassItsEmptyPage) {
     EXPECT_EQ(after.committed, before.committed) << "the 1 MiB block took fresh memory";
     strata_free(again);
     for (void* p : small) strata_free(p);
+    for (void* p : held) strata_free(p);
   }).join();
 }
 

@@ -124,6 +124,24 @@ std::size_t resident_pages(const void* start, std::size_t bytes) {
   finish(resident == 2 ? 0 : 1, "OS pages resident in the class's page", resident);
 }
 
+// A block of a one-block page (above 64 KiB), written and freed: a small
+// heap gives the page's memory back at once, as glibc unmaps its large
+// chunks, since only another one-block page would reuse it.
+[[noreturn]] void give_a_one_block_page_back() {
+  constexpr std::size_t size = 100000;
+  auto* block = static_cast<unsigned char*>(strata_malloc(size));
+  std::memset(block, 1, size);
+  strata_stats_t before;
+  strata_stats_get(&before);
+  strata_free(block);
+  strata_stats_t after;
+  strata_stats_get(&after);
+  std::size_t resident = resident_pages(block, size / 4096 * 4096);
+  if (after.purged < before.purged + size / 4096 * 4096)
+    finish(1, "bytes purged", after.purged - before.purged);
+  finish(resident == 0 ? 0 : 1, "OS pages of the freed block resident", resident);
+}
+
 // Whether a thread of this process is named strata-purge.
 bool purge_thread_running() {
   DIR* tasks = opendir("/proc/self/task");
@@ -257,6 +275,13 @@ TEST(SmallStart, ASmallHeapCarvesAnOsPageAtATime) {
   if (strata_option_get(STRATA_OPTION_SECURE) != 0 || strata_option_get(STRATA_OPTION_DEBUG) != 0)
     GTEST_SKIP() << "checked pages carve otherwise";
   EXPECT_EXIT(carve_a_page_at_a_time(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(SmallStart, ASmallHeapGivesAOneBlockPageBackAtOnce) {
+  if (strata_option_get(STRATA_OPTION_PURGE_DELAY_MS) < 0) GTEST_SKIP() << "never purges";
+  if (strata_option_get(STRATA_OPTION_SECURE) != 0 || strata_option_get(STRATA_OPTION_DEBUG) != 0)
+    GTEST_SKIP() << "checked pages";
+  EXPECT_EXIT(give_a_one_block_page_back(), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(SmallStart, NoPurgeThreadUntilMemoryWaits) {
