@@ -169,14 +169,16 @@ namespace {
 
 // Whether `p` starts a free slice of normal segment `seg` that held a page: a
 // freed one-block page gives its slices back at once, so its block freed again
-// lands here. (Read without the slice lock: it only picks the report.)
+// lands here. Such a slice still holds memory, or, purged since (a small heap
+// purges a one-block page's at once), is still the place of the page's class.
+// (Read without the slice lock: it only picks the report.)
 bool starts_freed_page(const segment* seg, const void* p) {
   auto offset = static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) -
                                          reinterpret_cast<const std::uint8_t*>(seg));
   std::size_t slice = offset / slice_size;
   if (offset % slice_size != 0 || slice < header_slices || slice >= slice_count) return false;
   return slice_bitmap::count(seg->free_slices, slice, 1) == 1 &&
-         slice_bitmap::count(seg->dirty_slices, slice, 1) == 1;
+         (slice_bitmap::count(seg->dirty_slices, slice, 1) == 1 || seg->place_class[slice] != 0);
 }
 
 // The block of `pg` that freeing `p` gives back: `p` itself, or on a page that

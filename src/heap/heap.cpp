@@ -27,6 +27,9 @@ constexpr std::size_t other_kind_after_bytes = std::size_t{8} << 20;
 // few blocks of touches little memory (python3 -c pass peaked 128 KiB higher
 // when the second carve was 16 KiB), a page used whole fills in one more step,
 // and carving never commits a whole 64 KiB page of blocks at once.
+// While the heap is small, one OS page at a time: a small program's classes
+// then each hold under a page of blocks carved and never used (python3 -c
+// pass held 64 KiB more with the doubling), and its refills are few anyway.
 constexpr std::size_t extend_bytes = 16384;
 constexpr std::size_t first_extend_bytes = 4096;
 
@@ -50,7 +53,8 @@ void page_extend(page* pg) {
   std::uint32_t n = pg->reserved - pg->capacity;
   // (List page blocks are under 4 KiB: at least one is carved.)
   std::size_t carved = std::size_t{pg->capacity} * pg->block_size;
-  std::size_t most = std::clamp(2 * carved, first_extend_bytes, extend_bytes) / pg->block_size;
+  std::size_t largest = heap_is_small() ? first_extend_bytes : extend_bytes;
+  std::size_t most = std::clamp(2 * carved, first_extend_bytes, largest) / pg->block_size;
   if (n > most) n = static_cast<std::uint32_t>(most);
   std::uint8_t* first = pg->area + pg->capacity * pg->block_size;
   // Carved blocks carry the free mark too: freeing one never handed out is caught.
@@ -111,8 +115,9 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
 // blocks finds each where it lay before (unified/small faulted 4,000 pages
 // again in its second round when the two shared segments). A page goes to a
 // segment of the other kind only once its kind keeps faulting memory in (see
-// take_other_kind) or the OS refuses a new segment.
-page* page_alloc(heap* h, std::size_t cls) {
+// take_other_kind) or the OS refuses a new segment. `zeroed` says whether the
+// page's memory reads as zeros (see segment_claim_slices).
+page* page_alloc(heap* h, std::size_t cls, bool& zeroed) {
   thread_context* ctx = h->context;
   std::size_t count = page_slices(cls);
   bool single = single_block_class(cls);
@@ -120,7 +125,7 @@ page* page_alloc(heap* h, std::size_t cls) {
   auto claim = [&](slice_claim which, bool either_kind) -> page* {
     for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
       if (seg->single_block_pages != single && !either_kind) continue;
-      std::size_t first = segment_claim_slices(seg, count, cls, which);
+      std::size_t first = segment_claim_slices(seg, count, cls, which, &zeroed);
       if (first != 0) return page_init(h, seg, first, count, cls);
     }
     return nullptr;
@@ -226,7 +231,7 @@ bool page_to_full(heap* h, page* pg) {
   return true;
 }
 
-page* find_page(heap* h, std::size_t cls) {
+page* find_page(heap* h, std::size_t cls, bool* zeroed) {
   page_queue& q = h->queues[cls];
   for (;;) {
     for (page* pg = q.first; pg != nullptr;) {
@@ -257,8 +262,10 @@ page* find_page(heap* h, std::size_t cls) {
       heap_requeue_remote_full(h);
       if (q.first != nullptr) continue;
     }
-    page* pg = page_alloc(h, cls);
+    bool fresh_zeroed = false;
+    page* pg = page_alloc(h, cls, fresh_zeroed);
     if (pg == nullptr) return nullptr;
+    if (zeroed != nullptr) *zeroed = fresh_zeroed;
     page_has_block(pg);  // carve the first blocks of a list page
     queue_push_front(q, pg);
     heap_set_current(h, cls);
@@ -314,12 +321,11 @@ void* malloc_reusing_huge(heap* h, std::size_t size) noexcept {
 }
 }  // namespace
 
-void* malloc_refill(heap* h, std::size_t size) noexcept {
-  if (h == &empty_heap) {
-    h = thread_heap_init();
-    if (h == nullptr) return allocation_error(ENOMEM, "malloc", size, 0);
-    return heap_malloc(h, size);
-  }
+namespace {
+// malloc's slow path; with `zeroed`, also whether the block is known to read
+// as zeros (the first block of a page made of memory fresh from the OS).
+inline __attribute__((always_inline)) void* refill(heap* h, std::size_t size,
+                                                   bool* zeroed) noexcept {
   purger_start_if_needed();  // first: pthread_create's own malloc then finds the heap as it is
   if (checked_mode()) return checked_malloc(h, size);
   std::size_t cls = size_class_of(size);
@@ -329,7 +335,7 @@ void* malloc_refill(heap* h, std::size_t size) noexcept {
       (h->single_released & single_class_bit(cls)) == 0 && !debug_mode()) {
     if (void* b = malloc_reusing_huge(h, size)) return b;
   }
-  page* pg = find_page(h, cls);
+  page* pg = find_page(h, cls, zeroed);
   if (pg == nullptr) return allocation_error(ENOMEM, "malloc", size, 0);
   void* b = page_has_map(pg) ? page_take(pg) : page_pop(pg);
   // A one-block page goes to the full list with its block rather than stay
@@ -338,6 +344,25 @@ void* malloc_refill(heap* h, std::size_t size) noexcept {
   if (single_block_class(cls) && page_to_full(h, pg)) heap_set_current(h, cls);
   thread_deferred_work(h);  // after the reuse: a purge never takes memory about to be used
   return b;
+}
+}  // namespace
+
+void* malloc_refill(heap* h, std::size_t size) noexcept {
+  if (h == &empty_heap) {
+    h = thread_heap_init();
+    if (h == nullptr) return allocation_error(ENOMEM, "malloc", size, 0);
+    return heap_malloc(h, size);
+  }
+  return refill(h, size, nullptr);
+}
+
+void* malloc_one_block_zeroed(heap* h, std::size_t size, bool* zeroed) noexcept {
+  *zeroed = false;
+  if (h == &empty_heap && (h = thread_heap_init()) == nullptr)
+    return allocation_error(ENOMEM, "malloc", size, 0);
+  // A page the class keeps serves first, as on malloc's fast path; its block was used.
+  if (void* b = page_take(h->current[size_class_of(size)])) return b;
+  return refill(h, size, zeroed);
 }
 
 void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept {

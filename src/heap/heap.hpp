@@ -141,6 +141,10 @@ void* malloc_refill(heap* h, std::size_t size) noexcept;
 void* malloc_huge(heap* h, std::size_t size, std::size_t alignment) noexcept;
 // The same, saying whether the block is known to read as zeros (calloc need not clear it).
 void* malloc_huge_zeroed(heap* h, std::size_t size, std::size_t alignment, bool* zeroed) noexcept;
+// malloc of a one-block class (above a slice, at most medium_max) saying, as
+// malloc_huge_zeroed does, whether the block reads as zeros: a calloc of a
+// large table then leaves the pages the program never touches unfaulted.
+void* malloc_one_block_zeroed(heap* h, std::size_t size, bool* zeroed) noexcept;
 void free_slow(segment* seg, page* pg, void* p) noexcept;
 void page_emptied_by_owner(page* pg) noexcept;
 // Store `counts`, whose owner-free count carried out of its 32 bits, and go on with the free.

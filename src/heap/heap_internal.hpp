@@ -2,9 +2,20 @@
 #pragma once
 
 #include "heap/heap.hpp"
+#include "heap/stats_internal.hpp"
 #include "options/options.hpp"
 
 namespace strata::heap {
+
+// ---- the small heap ----
+// A process whose heap has committed less than this is a small program (or
+// one starting), for which the heap's fixed costs in resident memory are what
+// it pays most: its list pages are carved an OS page at a time (page_extend),
+// and a one-block page's memory goes back to the OS with the page (page_free).
+inline constexpr std::size_t small_heap_bytes = std::size_t{8} << 20;
+inline bool heap_is_small() noexcept {
+  return global_stats::committed.load(std::memory_order_relaxed) < small_heap_bytes;
+}
 
 // ---- pages (page_queue.cpp) ----
 // Classes above one slice get a page per block, just long enough for it:
@@ -115,8 +126,10 @@ struct valgrind_quiet {
 // Park a page on the full list, unless other threads freed into it meanwhile
 // (then false: collect it again).
 bool page_to_full(heap* h, page* pg);
-// A page of class `cls` that can hand out a block, first in its queue; null when out of memory.
-page* find_page(heap* h, std::size_t cls);
+// A page of class `cls` that can hand out a block, first in its queue; null
+// when out of memory. `zeroed`, when given, says whether the page is new and
+// its memory reads as zeros (a block carved from it untouched then does too).
+page* find_page(heap* h, std::size_t cls, bool* zeroed = nullptr);
 
 // ---- retained pages (retained.cpp) ----
 // Keep an emptied page of `ctx` in its queue; false when it is too large to keep.

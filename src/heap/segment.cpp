@@ -747,12 +747,14 @@ void forget_places(segment* seg, std::size_t first, std::size_t count) {
 
 // Take the free slices [start, start + count) for the page whose first slice
 // is `head`, mapping more of the segment if they reach past its mapping;
-// false when it cannot. Called with the slices guard held.
-bool take_slices(segment* seg, std::size_t start, std::size_t count, std::size_t head) {
+// false when it cannot. `fresh` gets how many of them held no memory.
+// Called with the slices guard held.
+bool take_slices(segment* seg, std::size_t start, std::size_t count, std::size_t head,
+                 std::size_t& fresh) {
   if (start + count > seg->size / slice_size &&
       (seg->growth_blocked || !grow_segment(seg, start + count)))
     return false;
-  std::size_t fresh = count - slice_bitmap::count(seg->dirty_slices, start, count);
+  fresh = count - slice_bitmap::count(seg->dirty_slices, start, count);
   if (fresh != 0) {
     advise_untouched_huge_pages(seg, start, count);
     global_stats::commit(fresh * slice_size);
@@ -767,7 +769,7 @@ bool take_slices(segment* seg, std::size_t start, std::size_t count, std::size_t
 }  // namespace
 
 std::size_t segment_claim_slices(segment* seg, std::size_t count, std::size_t cls,
-                                 slice_claim which) {
+                                 slice_claim which, bool* zeroed) {
   bool dirty_only = which == slice_claim::class_place || which == slice_claim::dirty;
   slices_guard guard(seg);
   std::uint64_t avail[bitmap_words];
@@ -779,7 +781,10 @@ std::size_t segment_claim_slices(segment* seg, std::size_t count, std::size_t cl
     slice_bitmap::assign(avail, mapped, slice_count - mapped, false);
   std::size_t start = place_run(seg, avail, count, cls, which);
   // The lowest run reaches past the mapping only when no run fits inside it.
-  if (start == slice_count || !take_slices(seg, start, count, start)) return 0;
+  std::size_t fresh = 0;
+  if (start == slice_count || !take_slices(seg, start, count, start, fresh)) return 0;
+  // Memory purged with MADV_FREE may keep what it held until the kernel needs it.
+  *zeroed = fresh == count && purge_mode() == os::purge_mode::dont_need;
   seg->pages_in_use++;
   global_stats::pages.fetch_add(1, std::memory_order_relaxed);
   return start;
@@ -790,7 +795,8 @@ bool segment_extend_page(segment* seg, page* pg, std::size_t count) {
   std::size_t start = pg->slice_index + pg->slice_count;
   if (start + count > slice_count || slice_bitmap::count(seg->free_slices, start, count) != count)
     return false;
-  return take_slices(seg, start, count, pg->slice_index);
+  std::size_t fresh;
+  return take_slices(seg, start, count, pg->slice_index, fresh);
 }
 
 void segment_free_slices(segment* seg, std::size_t first, std::size_t count) {

@@ -162,8 +162,10 @@ enum class slice_claim {
 };
 // Find and claim `count` free slices for a page of class `cls`, as `which`
 // allows; returns the first slice index, or 0 when there is no such run.
+// `zeroed` says whether the run reads as zeros: none of its slices was
+// written since it was mapped or purged with MADV_DONTNEED.
 std::size_t segment_claim_slices(segment* seg, std::size_t count, std::size_t cls,
-                                 slice_claim which);
+                                 slice_claim which, bool* zeroed);
 // Add the `count` slices right after page `pg` to it (the caller sets its new
 // length); false unless they are all free and the segment can map them.
 bool segment_extend_page(segment* seg, page* pg, std::size_t count);

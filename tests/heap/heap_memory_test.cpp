@@ -273,8 +273,15 @@ TEST(HeapMemory, SmallPagesLeaveALargeClassItsEmptyPage) {
   // small classes then each need a page. None may carve the large page: the
   // next 1 MiB block comes back in place with its memory still there (it took
   // 32 fresh pages when the first small page split the large one's run).
+  // (A small heap gives a one-block page's memory back at once: this heap
+  // holds 6 MiB of 1 MiB blocks and 3 MiB of 32 KiB ones, never written, to
+  // be past the threshold, yet below what makes a page kind take the other's.)
   purge_delay_for_test delay(60'000);  // no purge midway
   std::thread([] {
+    std::vector<void*> held;
+    for (int i = 0; i < 6; ++i) held.push_back(strata_malloc(MiB));
+    for (std::size_t total = 0; total < 3 * MiB; total += 32 << 10)
+      held.push_back(strata_malloc(32 << 10));
     void* first = strata_malloc(MiB);
     std::memset(first, 1, MiB);
     strata_free(first);
@@ -289,6 +296,7 @@ TEST(HeapMemory, SmallPagesLeaveALargeClassItsEmptyPage) {
     EXPECT_EQ(after.committed, before.committed) << "the 1 MiB block took fresh memory";
     strata_free(again);
     for (void* p : small) strata_free(p);
+    for (void* p : held) strata_free(p);
   }).join();
 }
 
@@ -638,4 +646,35 @@ TEST(HeapMemory, CollectPurgesFreedPages) {
   strata_stats_get(&after);
   EXPECT_GE(after.purged, full.purged + 16 * MiB);
   EXPECT_LE(after.committed + 16 * MiB, full.committed);
+}
+
+TEST(HeapMemory, CallocOfALargeBlockLeavesFreshMemoryUntouched) {
+  if (checked_pages()) GTEST_SKIP() << "checked pages write canaries into their blocks";
+  if (strata_option_get(STRATA_OPTION_PURGE_DECOMMITS) == 0 || os::huge_pages_always())
+    GTEST_SKIP() << "purged memory may keep its bytes, or a huge page backs the block whole";
+  std::thread([] {
+    strata_collect(1);               // what earlier tests freed is purged: it reads as zeros again
+    strata_free(strata_malloc(16));  // a thread's first allocation goes by the sampling hook
+    std::vector<unsigned char*> blocks;
+    // One-block pages of fresh slices (above a slice, up to the largest class):
+    // calloc needs to write none of their bytes, so none is faulted in.
+    for (std::size_t size : {std::size_t{100000}, std::size_t{300000}, std::size_t{3} << 20}) {
+      auto* p = static_cast<unsigned char*>(strata_calloc(1, size));
+      ASSERT_NE(p, nullptr);
+      EXPECT_EQ(resident_pages(p, size / 4096 * 4096), 0u) << size;
+      for (std::size_t i = 0; i < size; i += 509) ASSERT_EQ(p[i], 0) << size;
+      blocks.push_back(p);
+    }
+    // The same classes again, on the pages just freed with bytes written: cleared.
+    for (unsigned char* p : blocks) {
+      std::memset(p, 0xa5, 100000);
+      strata_free(p);
+    }
+    for (std::size_t size : {std::size_t{100000}, std::size_t{300000}, std::size_t{3} << 20}) {
+      auto* p = static_cast<unsigned char*>(strata_calloc(size / 1000, 1000));
+      ASSERT_NE(p, nullptr);
+      for (std::size_t i = 0; i < size; i += 127) ASSERT_EQ(p[i], 0) << size << " at " << i;
+      strata_free(p);
+    }
+  }).join();
 }

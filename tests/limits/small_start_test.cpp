@@ -109,6 +109,39 @@ std::size_t resident_pages(const void* start, std::size_t bytes) {
   finish(resident <= classes + 4 ? 0 : 1, "OS pages resident in the segment", resident);
 }
 
+// Five written blocks of a class that fits four in an OS page: a small heap
+// carves its pages an OS page at a time, so the class's page holds two OS
+// pages (carving 4 KiB and then 8 KiB, as a large heap does, held three).
+[[noreturn]] void carve_a_page_at_a_time() {
+  void* blocks[5];
+  for (void*& p : blocks) {
+    p = strata_malloc(1000);
+    std::memset(p, 1, 1000);
+  }
+  auto page_start = reinterpret_cast<std::uintptr_t>(blocks[0]) & ~(std::uintptr_t{64 * 1024} - 1);
+  std::size_t resident = resident_pages(reinterpret_cast<void*>(page_start), 64 * 1024);
+  for (void* p : blocks) strata_free(p);
+  finish(resident == 2 ? 0 : 1, "OS pages resident in the class's page", resident);
+}
+
+// A block of a one-block page (above 64 KiB), written and freed: a small
+// heap gives the page's memory back at once, as glibc unmaps its large
+// chunks, since only another one-block page would reuse it.
+[[noreturn]] void give_a_one_block_page_back() {
+  constexpr std::size_t size = 100000;
+  auto* block = static_cast<unsigned char*>(strata_malloc(size));
+  std::memset(block, 1, size);
+  strata_stats_t before;
+  strata_stats_get(&before);
+  strata_free(block);
+  strata_stats_t after;
+  strata_stats_get(&after);
+  std::size_t resident = resident_pages(block, size / 4096 * 4096);
+  if (after.purged < before.purged + size / 4096 * 4096)
+    finish(1, "bytes purged", after.purged - before.purged);
+  finish(resident == 0 ? 0 : 1, "OS pages of the freed block resident", resident);
+}
+
 // Whether a thread of this process is named strata-purge.
 bool purge_thread_running() {
   DIR* tasks = opendir("/proc/self/task");
@@ -234,6 +267,21 @@ TEST(SmallStart, AFewKiBTouchAPageAClass) {
     GTEST_SKIP() << "segments may be backed by huge pages";
   if (strata_option_get(STRATA_OPTION_SECURE) != 0) GTEST_SKIP() << "secure mode's guards";
   EXPECT_EXIT(touch_a_few_kib(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(SmallStart, ASmallHeapCarvesAnOsPageAtATime) {
+  if (strata::os::huge_pages_always() || strata_option_get(STRATA_OPTION_LARGE_OS_PAGES) != 0)
+    GTEST_SKIP() << "segments may be backed by huge pages";
+  if (strata_option_get(STRATA_OPTION_SECURE) != 0 || strata_option_get(STRATA_OPTION_DEBUG) != 0)
+    GTEST_SKIP() << "checked pages carve otherwise";
+  EXPECT_EXIT(carve_a_page_at_a_time(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(SmallStart, ASmallHeapGivesAOneBlockPageBackAtOnce) {
+  if (strata_option_get(STRATA_OPTION_PURGE_DELAY_MS) < 0) GTEST_SKIP() << "never purges";
+  if (strata_option_get(STRATA_OPTION_SECURE) != 0 || strata_option_get(STRATA_OPTION_DEBUG) != 0)
+    GTEST_SKIP() << "checked pages";
+  EXPECT_EXIT(give_a_one_block_page_back(), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(SmallStart, NoPurgeThreadUntilMemoryWaits) {
