@@ -252,10 +252,15 @@ TEST(HeapMemory, EmptyPagesServeBeforeTheHeapGrows) {
   // Blocks of four large classes, freed: their pages stay behind, empty. A
   // block of yet another class must reuse their memory, not fault in more.
   // (The process's first segment starts small, and a mapping placed in its
-  // range caps it: the main thread takes it, so the thread's is whole.)
+  // range caps it: the main thread takes it, so the thread's is whole. A small
+  // heap gives a one-block page's memory back at once: the thread holds 9 MiB
+  // of 32 KiB blocks, never written, to be past the threshold.)
   strata_free(strata_malloc(16));
   std::size_t grown = 0;
   std::thread([&] {
+    std::vector<void*> held;
+    for (std::size_t total = 0; total < 9 * MiB; total += 32 << 10)
+      held.push_back(strata_malloc(32 << 10));
     for (std::size_t size : {512 * 1024, 1024 * 1024, 2048 * 1024, 4096 * 1024}) {
       void* p = strata_malloc(size);
       std::memset(p, 1, size);
@@ -264,6 +269,7 @@ TEST(HeapMemory, EmptyPagesServeBeforeTheHeapGrows) {
     void* big = nullptr;
     grown = committed_growth([&] { big = written_blocks(1, 7 * MiB, 2)[0]; });
     strata_free(big);
+    for (void* p : held) strata_free(p);
   }).join();
   EXPECT_LT(grown, 4 * MiB);
 }
@@ -653,8 +659,10 @@ TEST(HeapMemory, CallocOfALargeBlockLeavesFreshMemoryUntouched) {
   if (strata_option_get(STRATA_OPTION_PURGE_DECOMMITS) == 0 || os::huge_pages_always())
     GTEST_SKIP() << "purged memory may keep its bytes, or a huge page backs the block whole";
   std::thread([] {
-    strata_collect(1);               // what earlier tests freed is purged: it reads as zeros again
-    strata_free(strata_malloc(16));  // a thread's first allocation goes by the sampling hook
+    strata_collect(1);  // what earlier tests freed is purged: it reads as zeros again
+    // A thread's first allocations go by the sampling hook (the first sets its
+    // heap up, the next looks at the samplers): a calloc there clears its block.
+    for (int i = 0; i < 2; ++i) strata_free(strata_malloc(16));
     std::vector<unsigned char*> blocks;
     // One-block pages of fresh slices (above a slice, up to the largest class):
     // calloc needs to write none of their bytes, so none is faulted in.
