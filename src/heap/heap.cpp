@@ -115,9 +115,9 @@ page* page_init(heap* h, segment* seg, std::size_t first, std::size_t count, std
 // blocks finds each where it lay before (unified/small faulted 4,000 pages
 // again in its second round when the two shared segments). A page goes to a
 // segment of the other kind only once its kind keeps faulting memory in (see
-// take_other_kind) or the OS refuses a new segment. `zeroed` says whether the
-// page's memory reads as zeros (see segment_claim_slices).
-page* page_alloc(heap* h, std::size_t cls, bool& zeroed) {
+// take_other_kind) or the OS refuses a new segment. `zeroed`, when given, says
+// whether the page's memory reads as zeros (see segment_claim_slices).
+page* page_alloc(heap* h, std::size_t cls, bool* zeroed) {
   thread_context* ctx = h->context;
   std::size_t count = page_slices(cls);
   bool single = single_block_class(cls);
@@ -125,7 +125,7 @@ page* page_alloc(heap* h, std::size_t cls, bool& zeroed) {
   auto claim = [&](slice_claim which, bool either_kind) -> page* {
     for (segment* seg = ctx->segments; seg != nullptr; seg = seg->next) {
       if (seg->single_block_pages != single && !either_kind) continue;
-      std::size_t first = segment_claim_slices(seg, count, cls, which, &zeroed);
+      std::size_t first = segment_claim_slices(seg, count, cls, which, zeroed);
       if (first != 0) return page_init(h, seg, first, count, cls);
     }
     return nullptr;
@@ -262,10 +262,8 @@ page* find_page(heap* h, std::size_t cls, bool* zeroed) {
       heap_requeue_remote_full(h);
       if (q.first != nullptr) continue;
     }
-    bool fresh_zeroed = false;
-    page* pg = page_alloc(h, cls, fresh_zeroed);
+    page* pg = page_alloc(h, cls, zeroed);
     if (pg == nullptr) return nullptr;
-    if (zeroed != nullptr) *zeroed = fresh_zeroed;
     page_has_block(pg);  // carve the first blocks of a list page
     queue_push_front(q, pg);
     heap_set_current(h, cls);

@@ -784,7 +784,7 @@ std::size_t segment_claim_slices(segment* seg, std::size_t count, std::size_t cl
   std::size_t fresh = 0;
   if (start == slice_count || !take_slices(seg, start, count, start, fresh)) return 0;
   // Memory purged with MADV_FREE may keep what it held until the kernel needs it.
-  *zeroed = fresh == count && purge_mode() == os::purge_mode::dont_need;
+  if (zeroed != nullptr) *zeroed = fresh == count && purge_mode() == os::purge_mode::dont_need;
   seg->pages_in_use++;
   global_stats::pages.fetch_add(1, std::memory_order_relaxed);
   return start;

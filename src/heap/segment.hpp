@@ -162,7 +162,7 @@ enum class slice_claim {
 };
 // Find and claim `count` free slices for a page of class `cls`, as `which`
 // allows; returns the first slice index, or 0 when there is no such run.
-// `zeroed` says whether the run reads as zeros: none of its slices was
+// `zeroed`, when given, says whether the run reads as zeros: none of its slices was
 // written since it was mapped or purged with MADV_DONTNEED.
 std::size_t segment_claim_slices(segment* seg, std::size_t count, std::size_t cls,
                                  slice_claim which, bool* zeroed);
