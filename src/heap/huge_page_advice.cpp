@@ -34,12 +34,15 @@ bool heap_takes_huge_pages() {
 }
 
 // Whether slices [first, first + per) all hold pages carved to their last
-// block (or the segment's header).
+// block with three in four of their blocks handed out (or the segment's
+// header). Pages of 4 KiB blocks and up are carved whole as they are set up:
+// carving alone would call a page holding one block dense.
 bool densely_used(const segment* seg, std::size_t first, std::size_t per) {
   if (slice_bitmap::count(seg->free_slices, first, per) != 0) return false;
   for (std::size_t s = first > header_slices ? first : header_slices; s < first + per; ++s) {
     const page& pg = seg->pages[seg->slice_head[s]];
-    if (page_capacity_seen(&pg) != pg.reserved) return false;
+    if (page_capacity_seen(&pg) != pg.reserved || page_used(&pg) < pg.reserved - pg.reserved / 4)
+      return false;
   }
   return true;
 }

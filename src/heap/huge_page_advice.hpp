@@ -4,11 +4,12 @@
 // 4 KiB written once cost 10,000 faults. A huge page of a segment of many-block
 // pages is advised (MADV_HUGEPAGE) as a page is first claimed in it, before
 // anything in it is touched, when the heap holds STRATA_HUGE_PAGES_AFTER bytes
-// and the huge page below it is all pages carved to their last block: the heap
-// is filling memory densely, so the next 2 MiB come in one fault. A small heap,
-// one whose pages are partly used (most programs' mix of classes) and one-block
-// pages (64 KiB and up, which a program may touch sparsely) stay in 4 KiB pages:
-// a huge page would hold memory nobody uses. The first huge page of a segment
+// and the huge page below it is all pages carved to their last block and three
+// quarters handed out: the heap is filling memory densely, so the next 2 MiB
+// come in one fault. A small heap, one whose pages are partly used (most
+// programs' mix of classes) and one-block pages (64 KiB and up, which a program
+// may touch sparsely) stay in 4 KiB pages: a huge page would hold memory nobody
+// uses. The first huge page of a segment
 // holds its header, touched as the segment is mapped: it is advised only in a
 // segment mapped for a thread whose newest segment was filled so to its end.
 #pragma once

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -100,6 +101,32 @@ TEST(HugePageAdvice, PartlyUsedPagesGetNone) {
     for (void* p : blocks) strata_free(p);
   }).join();
   EXPECT_EQ(advised, 0u) << "pages with one block each are no reason for huge pages";
+}
+
+// Pages of 4 KiB blocks and up are carved whole as they are set up: a thread
+// fills the first 2 MiB of its segment (as the heap lays it out most runs) with
+// pages of 8 KiB blocks, frees seven in eight, then takes a 16 KiB block, whose
+// page begins the next 2 MiB.
+TEST(HugePageAdvice, PagesCarvedWholeButMostlyFreeGetNone) {
+  SKIP_UNLESS_ADVICE_APPLIES();
+  huge_pages_after_for_test any_heap(1);
+  strata_collect(1);
+  std::size_t advised = 1;
+  std::thread([&] {
+    std::vector<void*> blocks(8 * 30);  // 30 pages: the first huge page past the header
+    for (void*& p : blocks) p = strata_malloc(8192);
+    for (std::size_t i = 0; i < blocks.size(); ++i)
+      if (i % 8 != 0) strata_free(std::exchange(blocks[i], nullptr));
+    std::vector<void*> next(4);
+    for (void*& p : next) {
+      p = strata_malloc(16384);
+      std::memset(p, 1, 16384);
+    }
+    advised = advised_count(next);
+    for (void* p : next) strata_free(p);
+    for (void* p : blocks) strata_free(p);
+  }).join();
+  EXPECT_EQ(advised, 0u) << "pages holding one block in eight are no reason for huge pages";
 }
 
 TEST(HugePageAdvice, DenseFillIsAdvisedAndStillGivenBack) {
