@@ -185,6 +185,7 @@ void* checked_malloc(heap* h, std::size_t size) noexcept {
   std::size_t need = debug ? size + debug_record_bytes : size;  // room for the size record
   if (need > medium_max) return malloc_huge(h, size, 0);
   std::size_t cls = size_class_of(need);
+  note_class_asked(h, cls);
   page* pg = h->queues[cls].first;
   void* b = nullptr;
   // The queue's head while it serves; an emptied (retained) page goes through find_page.

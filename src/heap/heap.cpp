@@ -327,8 +327,7 @@ inline __attribute__((always_inline)) void* refill(heap* h, std::size_t size,
   purger_start_if_needed();  // first: pthread_create's own malloc then finds the heap as it is
   if (checked_mode()) return checked_malloc(h, size);
   std::size_t cls = size_class_of(size);
-  if (single_block_class(cls) && (h->single_released & single_class_bit(cls)) != 0)
-    h->single_recurring |= single_class_bit(cls);
+  note_class_asked(h, cls);
   if (size >= huge_reuse_min && h->queues[cls].first == nullptr &&
       (h->single_released & single_class_bit(cls)) == 0 && !debug_mode()) {
     if (void* b = malloc_reusing_huge(h, size)) return b;

@@ -29,6 +29,12 @@ constexpr std::uint64_t single_class_bit(std::size_t cls) {
   return std::uint64_t{1} << (cls - 64);
 }
 static_assert(!single_block_class(63) && class_count - 64 <= 64);
+// A malloc's slow path asks for class `cls`: a one-block class asked for again
+// after giving its page back keeps its next one (page_emptied).
+inline void note_class_asked(heap* h, std::size_t cls) noexcept {
+  if (single_block_class(cls) && (h->single_released & single_class_bit(cls)) != 0)
+    h->single_recurring |= single_class_bit(cls);
+}
 void queue_push_back(page_queue& q, page* pg);
 void queue_push_front(page_queue& q, page* pg);
 // Insert right after the queue's first page, which stays first.

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "heap/segment.hpp"
+#include "repeated_block.hpp"
 #include "strata/strata.h"
 
 namespace {
@@ -120,3 +121,11 @@ TEST_F(HeapSecure, ContentsSurviveAMixedWorkload) {
 }
 
 }  // namespace
+
+// Secure mode's mallocs take their own path (checked pages): a one-block class
+// asked for again must keep its page there too (it gave it back on every free,
+// an madvise and a refault of the block per pair).
+TEST_F(HeapSecure, ALargeBlockAllocatedOverAndOverKeepsItsPage) {
+  for (std::size_t size : {300'000, 4 << 20})
+    EXPECT_LE(strata_test_heap::os_calls_of_repeated_block(size, 100), 4u) << size;
+}
