@@ -6,6 +6,8 @@
 // freed block when the block is handed out again. Under Valgrind the heap
 // tells memcheck about each block, so its leak and use-after-free reports
 // cover strata's heaps.
+#include <sched.h>
+#include <atomic>
 #include <cstring>
 
 #if __has_include(<valgrind/memcheck.h>)
@@ -43,6 +45,17 @@ bool all_equal(const std::uint8_t* p, std::size_t n, unsigned char value) {
   return true;
 }
 
+// Locks over a block's check and fill at its free, one per stripe of
+// addresses. Two threads freeing one block at once (a double free racing
+// itself) then take turns: the second finds the first's fill and reports a
+// double free, not the half-filled canary it read as an overflow.
+std::atomic<bool> free_stripes[64];
+
+// The stripe lock of block `b`.
+std::atomic<bool>& free_stripe(const void* b) {
+  return free_stripes[(reinterpret_cast<std::uintptr_t>(b) >> 4) % 64];
+}
+
 }  // namespace
 
 void debug_fill_free(const page* pg, void* b) {
@@ -73,8 +86,11 @@ std::size_t debug_block_size(const page* pg, const void* b) {
 }
 
 void debug_block_freed(const page* pg, void* b) {
-  debug_block_size(pg, b);
+  std::atomic<bool>& stripe = free_stripe(b);
+  while (stripe.exchange(true, std::memory_order_acquire)) sched_yield();
+  debug_block_size(pg, b);  // a corrupt block aborts here, holding the stripe
   debug_fill_free(pg, b);
+  stripe.store(false, std::memory_order_release);
 #if STRATA_HAVE_VALGRIND
   VALGRIND_FREELIKE_BLOCK(b, 0);
 #endif
