@@ -16,11 +16,13 @@
 
 #include "heap/heap.hpp"
 #include "heap/segment.hpp"
+#include "option_for_test.hpp"
 #include "os/os.hpp"
 #include "strata/strata.h"
 
 namespace heap = strata::heap;
 namespace os = strata::os;
+using strata_test_heap::purge_delay_for_test;
 constexpr std::size_t MiB = std::size_t{1} << 20;
 
 namespace {
@@ -30,24 +32,6 @@ long minor_faults() {
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_minflt;
 }
-
-// The purge delay a test is written for, whatever STRATA_PURGE_DELAY_MS says,
-// for the test's scope: memory back after a delay, not at once nor never.
-// What earlier tests left waiting is purged first, so that no purge of it
-// falls inside a phase whose committed growth the test measures.
-class purge_delay_for_test {
- public:
-  explicit purge_delay_for_test(long ms) : saved_(strata_option_get(STRATA_OPTION_PURGE_DELAY_MS)) {
-    strata_collect(1);
-    strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, ms);
-  }
-  ~purge_delay_for_test() { strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, saved_); }
-  purge_delay_for_test(const purge_delay_for_test&) = delete;
-  purge_delay_for_test& operator=(const purge_delay_for_test&) = delete;
-
- private:
-  long saved_;
-};
 }  // namespace
 
 TEST(HeapMemory, RssFallsAfterFreeingAOneGiBPeak) {
@@ -255,6 +239,7 @@ TEST(HeapMemory, EmptyPagesServeBeforeTheHeapGrows) {
   // range caps it: the main thread takes it, so the thread's is whole. A small
   // heap gives a one-block page's memory back at once: the thread holds 9 MiB
   // of 32 KiB blocks, never written, to be past the threshold.)
+  purge_delay_for_test delay(60'000);  // the emptied pages keep their memory
   strata_free(strata_malloc(16));
   std::size_t grown = 0;
   std::thread([&] {

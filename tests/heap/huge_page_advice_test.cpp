@@ -12,10 +12,12 @@
 
 #include <gtest/gtest.h>
 
+#include "option_for_test.hpp"
 #include "os/os.hpp"
 #include "strata/strata.h"
 
 namespace os = strata::os;
+using strata_test_heap::option_for_test;
 constexpr std::size_t MiB = std::size_t{1} << 20;
 
 namespace {
@@ -63,21 +65,6 @@ std::size_t advised_count(const std::vector<void*>& blocks) {
 
 }  // namespace
 
-// The option's value for a test's scope.
-class huge_pages_after_for_test {
- public:
-  explicit huge_pages_after_for_test(long bytes)
-      : saved_(strata_option_get(STRATA_OPTION_HUGE_PAGES_AFTER)) {
-    strata_option_set(STRATA_OPTION_HUGE_PAGES_AFTER, bytes);
-  }
-  ~huge_pages_after_for_test() { strata_option_set(STRATA_OPTION_HUGE_PAGES_AFTER, saved_); }
-  huge_pages_after_for_test(const huge_pages_after_for_test&) = delete;
-  huge_pages_after_for_test& operator=(const huge_pages_after_for_test&) = delete;
-
- private:
-  long saved_;
-};
-
 // Skips a test where advice cannot be seen or is not the heap's to give.
 #define SKIP_UNLESS_ADVICE_APPLIES()                                                         \
   if (!huge_pages_on_advice()) GTEST_SKIP() << "transparent huge pages not in madvise mode"; \
@@ -87,7 +74,7 @@ class huge_pages_after_for_test {
 
 TEST(HugePageAdvice, PartlyUsedPagesGetNone) {
   SKIP_UNLESS_ADVICE_APPLIES();
-  huge_pages_after_for_test any_heap(1);  // density alone decides
+  option_for_test any_heap(STRATA_OPTION_HUGE_PAGES_AFTER, 1);  // density alone decides
   strata_collect(1);  // emptied segments cut back to their first step: fresh memory past it
   std::size_t advised = 1;
   std::thread([&] {
@@ -111,7 +98,7 @@ TEST(HugePageAdvice, PagesCarvedWholeButMostlyFreeGetNone) {
   SKIP_UNLESS_ADVICE_APPLIES();
   if (strata_option_get(STRATA_OPTION_DEBUG) != 0)
     GTEST_SKIP() << "a debug block's record moves 8 KiB to a class of 7 blocks a page";
-  huge_pages_after_for_test any_heap(1);
+  option_for_test any_heap(STRATA_OPTION_HUGE_PAGES_AFTER, 1);
   strata_collect(1);
   std::size_t advised = 1;
   std::thread([&] {
@@ -133,7 +120,7 @@ TEST(HugePageAdvice, PagesCarvedWholeButMostlyFreeGetNone) {
 
 TEST(HugePageAdvice, DenseFillIsAdvisedAndStillGivenBack) {
   SKIP_UNLESS_ADVICE_APPLIES();
-  huge_pages_after_for_test four_mib(4 * MiB);
+  option_for_test four_mib(STRATA_OPTION_HUGE_PAGES_AFTER, 4 * MiB);
   strata_collect(1);
   std::size_t before = os::current_rss();
   std::size_t advised = 0, peak = 0;

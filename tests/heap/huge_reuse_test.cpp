@@ -9,10 +9,12 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include "option_for_test.hpp"
 #include "os/os.hpp"
 #include "strata/strata.h"
 
 namespace os = strata::os;
+using strata_test_heap::purge_delay_for_test;
 constexpr std::size_t MiB = std::size_t{1} << 20;
 
 // Minor page faults of this process so far.
@@ -31,6 +33,7 @@ bool resizes_huge_segments() {
 
 TEST(HugeReuse, ACachedHugeSegmentGrowsForALargerBlockKeepingItsPages) {
   if (!resizes_huge_segments()) GTEST_SKIP() << "secure mode reuses only close fits";
+  purge_delay_for_test delay(60'000);  // freed segments wait in the cache with their memory
   auto* first = static_cast<char*>(strata_malloc(40 * MiB));
   std::memset(first, 1, 40 * MiB);
   strata_free(first);
@@ -48,6 +51,7 @@ TEST(HugeReuse, ACachedHugeSegmentGrowsForALargerBlockKeepingItsPages) {
 
 TEST(HugeReuse, AHugeSegmentFarLargerThanTheRequestGivesItsTailBack) {
   if (!resizes_huge_segments()) GTEST_SKIP() << "secure mode reuses only close fits";
+  purge_delay_for_test delay(60'000);  // freed segments wait in the cache with their memory
   // Larger than the segment the test before leaves cached, so this one is the best fit.
   auto* big = static_cast<char*>(strata_malloc(400 * MiB));
   for (std::size_t at = 0; at < 400 * MiB; at += 4096) big[at] = 1;
@@ -62,6 +66,7 @@ TEST(HugeReuse, AHugeSegmentFarLargerThanTheRequestGivesItsTailBack) {
 
 TEST(HugeReuse, HugeBlocksOfChangingSizesReuseTheMemoryTheyTouched) {
   if (!resizes_huge_segments()) GTEST_SKIP() << "secure mode reuses only close fits";
+  purge_delay_for_test delay(60'000);  // freed segments wait in the cache with their memory
   // One block at a time, 10-25 MiB, every page written: after the first few, a
   // block takes the segment the one before it left, grown or cut as it needs.
   std::mt19937_64 random(5);
@@ -103,9 +108,7 @@ TEST(HugeReuse, BigBlocksOfEverySizeShareTheMappingTheLargestLeft) {
   if (!resizes_huge_segments()) GTEST_SKIP() << "secure mode reuses only close fits";
   // Nothing purged while the test runs, and nothing cached still holding memory
   // from the tests before: only this test's mappings can be reused.
-  long delay = strata_option_get(STRATA_OPTION_PURGE_DELAY_MS);
-  ASSERT_EQ(strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, -1), 0);
-  strata_collect(1);
+  purge_delay_for_test never(-1);
   strata_stats_t start = heap_stats();
 
   // A block of a size class (5-8 MiB) takes the mapping a larger freed block left.
@@ -161,7 +164,6 @@ TEST(HugeReuse, BigBlocksOfEverySizeShareTheMappingTheLargestLeft) {
       << faults << " faults over " << 3 * pages << " pages written";
   // One mapping, the largest block's, holds all this memory: not one per kind of block.
   EXPECT_LT(first.committed - start.committed, 26 * MiB);
-  ASSERT_EQ(strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, delay), 0);
 }
 
 // Sixteen blocks of 1-10 MiB, all live at once, freed and asked for again in
@@ -172,8 +174,7 @@ TEST(HugeReuse, BigBlocksOfEverySizeShareTheMappingTheLargestLeft) {
 // 4,840 faults. Left: the 1-4 MiB pages land best-fit among the freed slices,
 // not each where it was, and fault ~4% of their pages in again.)
 TEST(HugeReuse, APhaseOfBigBlocksAllLiveReusesItsMemoryInTheNextRound) {
-  long delay = strata_option_get(STRATA_OPTION_PURGE_DELAY_MS);
-  ASSERT_EQ(strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, -1), 0);
+  purge_delay_for_test never(-1);
   std::mt19937_64 random(2);
   std::uniform_int_distribution<std::size_t> size(MiB, 10 * MiB);
   std::vector<std::size_t> sizes(16);
@@ -200,5 +201,4 @@ TEST(HugeReuse, APhaseOfBigBlocksAllLiveReusesItsMemoryInTheNextRound) {
   EXPECT_LE(second.committed, first.committed + 4 * MiB);
   EXPECT_LT(static_cast<std::size_t>(faults), 8 * pages / 100)
       << faults << " faults over " << pages << " pages written";
-  ASSERT_EQ(strata_option_set(STRATA_OPTION_PURGE_DELAY_MS, delay), 0);
 }
