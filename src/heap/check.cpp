@@ -87,7 +87,7 @@ void check_page(page* pg, bool debug) {
   if (!(checked && debug)) return;
   std::uint32_t carved = page_has_map(pg) ? pg->reserved : pg->capacity;
   for (std::size_t i = 0; i < carved; ++i)
-    if (!free.has(i)) debug_block_size(pg, pg->area + i * pg->block_size);
+    if (!free.has(i)) debug_block_size(pg, pg->area + i * pg->block_size, "double free");
 }
 
 }  // namespace

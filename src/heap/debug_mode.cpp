@@ -72,11 +72,11 @@ void debug_block_taken(const page* pg, void* b, std::size_t size) {
 #endif
 }
 
-std::size_t debug_block_size(const page* pg, const void* b) {
+std::size_t debug_block_size(const page* pg, const void* b, const char* freed_what) {
   std::uint64_t size = *record_of(pg, b) ^ record_salt;
   if (all_equal(reinterpret_cast<const std::uint8_t*>(record_of(pg, b)), debug_record_bytes,
                 free_byte))
-    heap_corruption_at("double free", pg, b);
+    heap_corruption_at(freed_what, pg, b);
   if (size > pg->block_size - debug_record_bytes)
     heap_corruption_at("size record after the block overwritten (buffer overflow)", pg, b);
   std::size_t end = pg->block_size - debug_record_bytes;
@@ -88,7 +88,7 @@ std::size_t debug_block_size(const page* pg, const void* b) {
 void debug_block_freed(const page* pg, void* b) {
   std::atomic<bool>& stripe = free_stripe(b);
   while (stripe.exchange(true, std::memory_order_acquire)) sched_yield();
-  debug_block_size(pg, b);  // a corrupt block aborts here, holding the stripe
+  debug_block_size(pg, b, "double free");  // a corrupt block aborts here, holding the stripe
   debug_fill_free(pg, b);
   stripe.store(false, std::memory_order_release);
 #if STRATA_HAVE_VALGRIND

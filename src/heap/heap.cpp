@@ -413,9 +413,11 @@ std::size_t usable_size(const void* p) noexcept {
   page* pg = seg->page_of(p);
   const std::uint8_t* start = reinterpret_cast<std::uint8_t*>(block_containing(pg, p));
   auto offset = static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) - start);
-  // In debug mode a block holds what was asked for; a canary and record fill the rest.
+  // In debug mode a block holds what was asked for; a canary and record fill
+  // the rest. A freed block's fill has taken its record: nothing to answer.
   if ((pg->owner.load(std::memory_order_relaxed) & page_is_checked) != 0 && debug_mode())
-    return debug_block_size(pg, start) - offset;
+    return debug_block_size(pg, start, "usable size asked of a freed block (use after free)") -
+           offset;
   return pg->block_size - offset;
 }
 

@@ -110,8 +110,9 @@ inline constexpr std::size_t debug_record_bytes = 8;
 void debug_block_taken(const page* pg, void* b, std::size_t size);
 // A block of a checked page is freed: checks record and canary, fills it, tells Valgrind.
 void debug_block_freed(const page* pg, void* b);
-// The size asked for a live block of a checked page (record and canary checked).
-std::size_t debug_block_size(const page* pg, const void* b);
+// The size asked for a live block of a checked page (record and canary
+// checked); a freed block is reported as `freed_what`.
+std::size_t debug_block_size(const page* pg, const void* b, const char* freed_what);
 // Fill a free block of a checked page (past its link and tag).
 void debug_fill_free(const page* pg, void* b);
 // Check a free block's fill (list pages).
