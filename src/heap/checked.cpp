@@ -197,9 +197,7 @@ void* checked_malloc(heap* h, std::size_t size) noexcept {
     // The block first: deferred work frees emptied pages, and this one may be
     // empty until it hands the block out (no heap slot points at it to keep it).
     b = checked_take(pg);
-    // As malloc's refill: a one-block page goes to the full list with its
-    // block, so the page its class keeps is the first freed (page_emptied).
-    if (single_block_class(cls)) page_to_full(h, pg);
+    one_block_page_taken(h, pg, cls);  // as malloc's refill does
     thread_deferred_work(h);
   }
   if (debug) debug_block_taken(pg, b, size);

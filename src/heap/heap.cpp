@@ -231,6 +231,10 @@ bool page_to_full(heap* h, page* pg) {
   return true;
 }
 
+void one_block_page_taken(heap* h, page* pg, std::size_t cls) {
+  if (single_block_class(cls) && page_to_full(h, pg)) heap_set_current(h, cls);
+}
+
 page* find_page(heap* h, std::size_t cls, bool* zeroed) {
   page_queue& q = h->queues[cls];
   for (;;) {
@@ -335,10 +339,7 @@ inline __attribute__((always_inline)) void* refill(heap* h, std::size_t size,
   page* pg = find_page(h, cls, zeroed);
   if (pg == nullptr) return allocation_error(ENOMEM, "malloc", size, 0);
   void* b = page_has_map(pg) ? page_take(pg) : page_pop(pg);
-  // A one-block page goes to the full list with its block rather than stay
-  // current: the page its class keeps is then the first freed (page_emptied),
-  // so a phase that reallocates its blocks starts where the last one started.
-  if (single_block_class(cls) && page_to_full(h, pg)) heap_set_current(h, cls);
+  one_block_page_taken(h, pg, cls);
   thread_deferred_work(h);  // after the reuse: a purge never takes memory about to be used
   return b;
 }

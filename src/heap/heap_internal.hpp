@@ -133,6 +133,11 @@ struct valgrind_quiet {
 // Park a page on the full list, unless other threads freed into it meanwhile
 // (then false: collect it again).
 bool page_to_full(heap* h, page* pg);
+// A one-block page of class `cls` just handed out its block: it goes to the
+// full list rather than stay current, so the page its class keeps is the first
+// freed (page_emptied) and a phase that reallocates its blocks starts where
+// the last one started. Other pages are left as they are.
+void one_block_page_taken(heap* h, page* pg, std::size_t cls);
 // A page of class `cls` that can hand out a block, first in its queue; null
 // when out of memory. `zeroed`, when given, says whether the page is new and
 // its memory reads as zeros (a block carved from it untouched then does too).
