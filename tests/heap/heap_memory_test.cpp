@@ -18,6 +18,7 @@
 #include "heap/segment.hpp"
 #include "option_for_test.hpp"
 #include "os/os.hpp"
+#include "repeated_block.hpp"
 #include "strata/strata.h"
 
 namespace heap = strata::heap;
@@ -187,19 +188,8 @@ TEST(HeapMemory, ShortLivedThreadsLeaveRssBounded) {
 
 TEST(HeapMemory, RepeatedLargeBlocksDoNotCallTheOs) {
   purge_delay_for_test delay(100);
-  for (std::size_t size : {4 * MiB, 16 * MiB, 64 * MiB}) {
-    strata_free(strata_malloc(size));  // warm
-    strata_stats_t before;
-    strata_stats_get(&before);
-    for (int i = 0; i < 1000; ++i) {
-      auto* p = static_cast<char*>(strata_malloc(size));
-      p[0] = p[size - 1] = 1;
-      strata_free(p);
-    }
-    strata_stats_t after;
-    strata_stats_get(&after);
-    EXPECT_LE(after.os_calls - before.os_calls, 4u) << size;
-  }
+  for (std::size_t size : {4 * MiB, 16 * MiB, 64 * MiB})
+    EXPECT_LE(strata_test_heap::os_calls_of_repeated_block(size, 1000), 4u) << size;
 }
 
 TEST(HeapMemory, HugeCacheMakesRoomForTheLatestBlock) {
